@@ -1,0 +1,3 @@
+module github.com/agentrun/agentrun
+
+go 1.26

@@ -1,0 +1,178 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+)
+
+// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, so the output
+// is valid JSON and valid UTF-8 whatever bytes s holds. HTML characters are not escaped.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		// U+2028 and U+2029 are valid JSON but break JavaScript line readers.
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\u202`...)
+			dst = append(dst, hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// jsonObject writes the members of one JSON object in order.
+type jsonObject struct {
+	buf   []byte
+	first bool
+}
+
+func (o *jsonObject) key(k string) {
+	if o.first {
+		o.first = false
+	} else {
+		o.buf = append(o.buf, ',')
+	}
+	o.buf = append(o.buf, '"')
+	o.buf = append(o.buf, k...)
+	o.buf = append(o.buf, '"', ':')
+}
+
+func (o *jsonObject) str(k, v string) {
+	o.key(k)
+	o.buf = appendString(o.buf, v)
+}
+
+func (o *jsonObject) strOpt(k, v string) {
+	if v != "" {
+		o.str(k, v)
+	}
+}
+
+func (o *jsonObject) int(k string, v int64) {
+	o.key(k)
+	o.buf = strconv.AppendInt(o.buf, v, 10)
+}
+
+func (o *jsonObject) bool(k string, v bool) {
+	o.key(k)
+	o.buf = strconv.AppendBool(o.buf, v)
+}
+
+func (o *jsonObject) raw(k string, v []byte) {
+	o.key(k)
+	o.buf = append(o.buf, v...)
+}
+
+func (o *jsonObject) strings(k string, v []string) {
+	o.key(k)
+	o.buf = append(o.buf, '[')
+	for i, s := range v {
+		if i > 0 {
+			o.buf = append(o.buf, ',')
+		}
+		o.buf = appendString(o.buf, s)
+	}
+	o.buf = append(o.buf, ']')
+}
+
+// appendInput appends a tool input: the JSON object itself when input is a valid JSON
+// object in valid UTF-8, otherwise the raw text as a JSON string. An object that spans
+// lines is compacted so the event stays on one line.
+func appendInput(dst []byte, input string) []byte {
+	if isObject(input) {
+		if bytes.ContainsAny([]byte(input), "\r\n") {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, []byte(input)); err == nil {
+				return append(dst, buf.Bytes()...)
+			}
+		}
+		return append(dst, input...)
+	}
+	return appendString(dst, input)
+}
+
+// isObject reports whether s is a JSON object in valid UTF-8 with no surrounding space.
+func isObject(s string) bool {
+	if len(s) < 2 || s[0] != '{' || s[len(s)-1] != '}' {
+		return false
+	}
+	return utf8.ValidString(s) && json.Valid([]byte(s))
+}
+
+// InputMembers returns the top-level members of a tool input object, in order, as
+// name/value pairs: a string member's value is the decoded string, any other value its
+// JSON text. It returns nil when input is not a valid JSON object.
+func InputMembers(input string) [][2]string {
+	if !isObject(input) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(input)))
+	if _, err := dec.Token(); err != nil { // {
+		return nil
+	}
+	var out [][2]string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil
+		}
+		value := string(raw)
+		if len(raw) > 0 && raw[0] == '"' {
+			var s string
+			if err := json.Unmarshal(raw, &s); err == nil {
+				value = s
+			}
+		}
+		out = append(out, [2]string{name, value})
+	}
+	return out
+}

@@ -1,0 +1,256 @@
+// Package protocol defines agentrun's internal messages and their two encodings, the
+// seed's length-prefixed RESP-like frames and one JSON object per line; it imports
+// nothing but the standard library.
+package protocol
+
+import "fmt"
+
+// Kind says what a Message is. The zero value means "unset" and is never valid.
+type Kind uint8
+
+// The message kinds. The first ten are the seed's RESP message types; the rest are the
+// session envelope that agentrun adds around them.
+const (
+	KindText Kind = iota + 1
+	KindThinking
+	KindToolCall
+	KindToolResult
+	KindUsage
+	KindStop
+	KindContextUpdate
+	KindSubAgentResult
+	KindError
+	KindRetry
+	KindSessionStart
+	KindSubAgentStart
+	KindSubAgentEnd
+	KindResult
+	kindEnd // one past the last valid kind
+)
+
+var kindNames = [...]string{
+	KindText:           "TEXT",
+	KindThinking:       "THINKING",
+	KindToolCall:       "TOOL_CALL",
+	KindToolResult:     "TOOL_RESULT",
+	KindUsage:          "USAGE",
+	KindStop:           "STOP",
+	KindContextUpdate:  "CONTEXT_UPDATE",
+	KindSubAgentResult: "SUB_AGENT_RESULT",
+	KindError:          "ERROR",
+	KindRetry:          "RETRY",
+	KindSessionStart:   "SESSION_START",
+	KindSubAgentStart:  "SUB_AGENT_START",
+	KindSubAgentEnd:    "SUB_AGENT_END",
+	KindResult:         "RESULT",
+}
+
+var eventNames = [...]string{
+	KindText:           "text",
+	KindThinking:       "thinking",
+	KindToolCall:       "tool_call",
+	KindToolResult:     "tool_result",
+	KindUsage:          "usage",
+	KindStop:           "stop",
+	KindContextUpdate:  "context_update",
+	KindSubAgentResult: "sub_agent_result",
+	KindError:          "error",
+	KindRetry:          "retry",
+	KindSessionStart:   "session_start",
+	KindSubAgentStart:  "sub_agent_start",
+	KindSubAgentEnd:    "sub_agent_end",
+	KindResult:         "result",
+}
+
+// Valid reports whether k is one of the defined kinds.
+func (k Kind) Valid() bool { return k > 0 && k < kindEnd }
+
+// String returns the RESP type name of k, such as "TOOL_CALL".
+func (k Kind) String() string {
+	if !k.Valid() {
+		return fmt.Sprintf("Kind(%d)", uint8(k))
+	}
+	return kindNames[k]
+}
+
+// EventType returns the JSON event type of k, such as "tool_call".
+func (k Kind) EventType() string {
+	if !k.Valid() {
+		return ""
+	}
+	return eventNames[k]
+}
+
+// KindOf returns the kind whose RESP type name is name.
+func KindOf(name string) (Kind, bool) {
+	for k := KindText; k < kindEnd; k++ {
+		if kindNames[k] == name {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// KindOfEvent returns the kind whose JSON event type is typ.
+func KindOfEvent(typ string) (Kind, bool) {
+	for k := KindText; k < kindEnd; k++ {
+		if eventNames[k] == typ {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// Message is one internal message. Which fields are meaningful depends on Kind; the
+// others stay at their zero values. Messages are values: copying one is safe.
+type Message struct {
+	Kind Kind
+
+	// Parent is the tool-use id of the Task call whose sub-agent produced this message;
+	// empty for the top-level session.
+	Parent string
+
+	// Text is the delta of KindText and KindThinking.
+	Text string
+	// Signature closes a thinking block (KindThinking) with the provider's signature,
+	// which must be sent back unchanged; Redacted carries a redacted_thinking block's
+	// opaque data. Both are empty for plain deltas.
+	Signature string
+	Redacted  string
+
+	// Call is the complete tool call of KindToolCall.
+	Call ToolCall
+	// Result is the output of one tool run, KindToolResult.
+	Result ToolResult
+	// Usage holds the token counts of KindUsage, and UsageKind says whose they are
+	// ("agent", "compact" or "sub_agent"); SubSession names the sub-agent session.
+	Usage      Usage
+	UsageKind  string
+	SubSession string
+	// Reason is the stop reason of KindStop and the reason of KindRetry.
+	Reason string
+	// Attempt and DelayMS describe KindRetry: the attempt about to be made (1 is the
+	// first retry) and how long the transport waits before it.
+	Attempt int
+	DelayMS int64
+	// Err is the failure of KindError.
+	Err Error
+	// Context is the KindContextUpdate payload.
+	Context ContextUpdate
+	// Sub describes a sub-agent (KindSubAgentStart, KindSubAgentResult, KindSubAgentEnd).
+	Sub *SubAgent
+	// Session opens a session (KindSessionStart).
+	Session *SessionStart
+	// Final is the session's terminal record (KindResult).
+	Final *Result
+}
+
+// ToolCall is a complete tool call from the model.
+type ToolCall struct {
+	Name string
+	ID   string
+	// Input is the input JSON exactly as the model sent it. It may be invalid JSON;
+	// the encoders carry it faithfully either way.
+	Input string
+}
+
+// ToolResult is the outcome of one tool call.
+type ToolResult struct {
+	ToolUseID string
+	Name      string
+	Content   string
+	IsError   bool
+}
+
+// Usage counts tokens. Input excludes cached tokens on every provider.
+type Usage struct {
+	Input         int64 `json:"input_tokens"`
+	Output        int64 `json:"output_tokens"`
+	CacheRead     int64 `json:"cache_read_input_tokens"`
+	CacheCreation int64 `json:"cache_creation_input_tokens"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		Input:         u.Input + v.Input,
+		Output:        u.Output + v.Output,
+		CacheRead:     u.CacheRead + v.CacheRead,
+		CacheCreation: u.CacheCreation + v.CacheCreation,
+	}
+}
+
+// Total is the sum of all four counts: the size of the context a call used.
+func (u Usage) Total() int64 { return u.Input + u.Output + u.CacheRead + u.CacheCreation }
+
+// Error is a classified failure. Kind is a stable word (ErrorKind constants); Message is
+// for people and never contains a secret.
+type Error struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+}
+
+// The stable error kinds.
+const (
+	ErrRateLimit  = "http_429"
+	ErrOverloaded = "overloaded"
+	ErrServer     = "server"
+	ErrTimeout    = "timeout"
+	ErrInactivity = "inactivity"
+	ErrAuth       = "auth"
+	ErrRequest    = "request"
+	ErrNetwork    = "network"
+	ErrStream     = "stream"
+	ErrTool       = "tool"
+	ErrBudget     = "budget"
+	ErrMaxTokens  = "max_tokens"
+	ErrMaxTurns   = "max_turns"
+	ErrCancelled  = "cancelled"
+	ErrCompact    = "compact"
+	ErrPanic      = "panic"
+	ErrChecks     = "checks"
+	ErrSchema     = "output_schema"
+	ErrInternal   = "internal"
+)
+
+// Retryable reports whether an error of this kind may go away if the same request is
+// made again later.
+func (e Error) Retryable() bool {
+	switch e.Kind {
+	case ErrRateLimit, ErrOverloaded, ErrServer, ErrTimeout, ErrInactivity, ErrNetwork, ErrStream:
+		return true
+	}
+	return false
+}
+
+// ContextUpdate reports that the conversation window changed (compaction).
+type ContextUpdate struct {
+	Kind    string `json:"kind"`
+	Trigger string `json:"trigger"`
+}
+
+// SubAgent describes a sub-agent session started by a Task call.
+type SubAgent struct {
+	SessionID   string
+	Description string
+	Prompt      string
+	Status      string // "ok" or "failed" once finished
+	Usage       Usage
+	Thinking    string
+	Text        string
+	Timestamp   string // RFC 3339, UTC
+}
+
+// SessionStart opens a session's event stream.
+type SessionStart struct {
+	SessionID string   `json:"session_id"`
+	JobID     string   `json:"job_id"`
+	Provider  string   `json:"provider"`
+	Model     string   `json:"model"`
+	Cwd       string   `json:"cwd"`
+	Tools     []string `json:"tools"`
+	TS        string   `json:"ts"`
+}
+
+// SchemaVersion is the version of the event schema, written in every session_start.
+const SchemaVersion = 1

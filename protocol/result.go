@@ -1,0 +1,81 @@
+package protocol
+
+import "encoding/json"
+
+// Status is the outcome of a session, the same word in its result event, result.json
+// and every summary.
+type Status string
+
+// The session statuses.
+const (
+	StatusSuccess      Status = "success"
+	StatusMaxTurns     Status = "error_max_turns"
+	StatusTimeout      Status = "error_timeout"
+	StatusInactivity   Status = "error_inactivity"
+	StatusBudget       Status = "error_budget"
+	StatusMaxTokens    Status = "error_max_tokens"
+	StatusProvider     Status = "error_provider"
+	StatusAuth         Status = "error_auth"
+	StatusRequest      Status = "error_request"
+	StatusChecks       Status = "error_checks"
+	StatusOutputSchema Status = "error_output_schema"
+	StatusCancelled    Status = "cancelled"
+	StatusCrashed      Status = "crashed"
+)
+
+// Statuses lists every status in a stable order.
+func Statuses() []Status {
+	return []Status{
+		StatusSuccess, StatusMaxTurns, StatusTimeout, StatusInactivity, StatusBudget,
+		StatusMaxTokens, StatusProvider, StatusAuth, StatusRequest, StatusChecks,
+		StatusOutputSchema, StatusCancelled, StatusCrashed,
+	}
+}
+
+// Valid reports whether s is one of the defined statuses.
+func (s Status) Valid() bool {
+	for _, v := range Statuses() {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Result is the terminal record of one session: the last event of its stream and the
+// content of its result.json.
+type Result struct {
+	SessionID     string   `json:"session_id"`
+	JobID         string   `json:"job_id"`
+	Status        Status   `json:"status"`
+	IsError       bool     `json:"is_error"`
+	StopReason    string   `json:"stop_reason"`
+	NumTurns      int      `json:"num_turns"`
+	DurationMS    int64    `json:"duration_ms"`
+	DurationAPIMS int64    `json:"duration_api_ms"`
+	Usage         Usage    `json:"usage"`
+	TotalCostUSD  *float64 `json:"total_cost_usd"`
+	// Result is the final assistant text (or the error text when there is none).
+	Result string `json:"result"`
+	// StructuredOutput is the final answer parsed as JSON when the job has an
+	// output_schema; null otherwise.
+	StructuredOutput json.RawMessage `json:"structured_output"`
+	Checks           []Check         `json:"checks"`
+	Error            *Error          `json:"error"`
+	// Retries is the number of whole-session retries; Attempts the number of attempts.
+	Retries  int `json:"retries"`
+	Attempts int `json:"attempts"`
+	// SpecDigest ties the result to the job spec that produced it (used by --resume).
+	SpecDigest string `json:"spec_digest,omitempty"`
+	// Key is the session's stable key within the run.
+	Key string `json:"key,omitempty"`
+}
+
+// Check is the outcome of one post-run check command.
+type Check struct {
+	Name       string `json:"name"`
+	Passed     bool   `json:"passed"`
+	ExitCode   int    `json:"exit_code"`
+	DurationMS int64  `json:"duration_ms"`
+	Output     string `json:"output"`
+}

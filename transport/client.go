@@ -1,0 +1,296 @@
+// Package transport streams model responses over HTTP: it owns retries, backoff,
+// timeouts and error classification, and leaves each provider's wire format to a
+// Dialect.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// Dialect is one provider's wire format.
+type Dialect interface {
+	// NewRequest builds the HTTP request (URL, headers, body) for req.
+	NewRequest(ctx context.Context, req protocol.Request) (*http.Request, error)
+	// NewDecoder returns a decoder of one successful streaming response body.
+	NewDecoder(body io.Reader) Decoder
+	// ErrorMessage extracts a readable message and the provider's error type word
+	// from a non-2xx response body; it returns "" when the body has no known shape.
+	ErrorMessage(body []byte) (msg, typ string)
+}
+
+// Decoder turns one response body into messages, Scanner-shaped. After a clean end it
+// has yielded exactly one KindStop and Err returns nil; otherwise Err says why the
+// stream is incomplete, preferably as an *Error.
+type Decoder interface {
+	Next() bool
+	Message() protocol.Message
+	Err() error
+}
+
+// Options tune a Client. Zero values take the defaults in brackets.
+type Options struct {
+	// MaxAttempts bounds the attempts of one request, the first included [4].
+	MaxAttempts int
+	// MaxWait bounds the total backoff time of one request [2m].
+	MaxWait time.Duration
+	// BaseDelay and MaxDelay shape the exponential backoff [500ms, 8s].
+	BaseDelay, MaxDelay time.Duration
+	// MaxRetryAfter is the longest server-requested delay honoured; a longer one ends
+	// the request with its error [60s].
+	MaxRetryAfter time.Duration
+	// ConnectTimeout bounds dialing [10s]; HeaderTimeout the wait for response
+	// headers [2m]; IdleTimeout the silence between two reads of the body [5m].
+	ConnectTimeout, HeaderTimeout, IdleTimeout time.Duration
+	// Limiter, when set, is shared by every client of one endpoint: a rate limit seen
+	// by one pauses them all.
+	Limiter *Limiter
+	// HTTP replaces the default HTTP client; its Transport should still have timeouts.
+	HTTP *http.Client
+	// Activity, when set, is called whenever bytes arrive (liveness for watchdogs).
+	Activity func()
+	// Jitter returns a number in [0,1) [math/rand/v2].
+	Jitter func() float64
+	// Now is the clock [time.Now].
+	Now func() time.Time
+}
+
+func (o *Options) defaults() {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 4
+	}
+	set(&o.MaxWait, 2*time.Minute)
+	set(&o.BaseDelay, 500*time.Millisecond)
+	set(&o.MaxDelay, 8*time.Second)
+	set(&o.MaxRetryAfter, 60*time.Second)
+	set(&o.ConnectTimeout, 10*time.Second)
+	set(&o.HeaderTimeout, 2*time.Minute)
+	set(&o.IdleTimeout, 5*time.Minute)
+	if o.Jitter == nil {
+		o.Jitter = rand.Float64
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Activity == nil {
+		o.Activity = func() {}
+	}
+}
+
+// Client streams responses of one provider endpoint. It is safe for concurrent use.
+type Client struct {
+	dialect Dialect
+	http    *http.Client
+	opts    Options
+}
+
+// NewClient returns a client speaking dialect.
+func NewClient(dialect Dialect, opts Options) *Client {
+	opts.defaults()
+	hc := opts.HTTP
+	if hc == nil {
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.DialContext = (&net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+		tr.ResponseHeaderTimeout = opts.HeaderTimeout
+		tr.MaxIdleConnsPerHost = 64
+		hc = &http.Client{Transport: tr}
+	}
+	return &Client{dialect: dialect, http: hc, opts: opts}
+}
+
+// CloseIdleConnections closes kept-alive connections (tests call it before leak checks).
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// errIdle is the cancel cause of an attempt whose body went silent.
+var errIdle = errors.New("no bytes received within the idle timeout")
+
+// Stream sends req and yields the response's messages as they arrive: deltas, complete
+// tool calls, usage, and one stop. A failure ends the sequence with one KindError
+// message. Before every retry it yields a KindRetry message; whatever the consumer
+// received since the last retry (or the start) belongs to the abandoned attempt.
+func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
+	return func(yield func(protocol.Message) bool) {
+		var waited time.Duration
+		for attempt := 1; ; attempt++ {
+			if err := c.opts.Limiter.Wait(ctx); err != nil {
+				yield(cancelMessage(ctx))
+				return
+			}
+			err, stopped := c.attempt(ctx, req, yield)
+			if stopped || err == nil {
+				return
+			}
+			if ctx.Err() != nil {
+				yield(cancelMessage(ctx))
+				return
+			}
+			te := asError(err)
+			delay, ok := c.retryDelay(te, attempt, waited)
+			if !ok {
+				yield(protocol.Message{Kind: protocol.KindError, Err: te.Protocol()})
+				return
+			}
+			if te.Kind == protocol.ErrRateLimit || te.Kind == protocol.ErrOverloaded {
+				c.opts.Limiter.Pause(delay)
+			}
+			if !yield(protocol.Message{Kind: protocol.KindRetry, Attempt: attempt, DelayMS: delay.Milliseconds(),
+				Reason: te.Kind + ": " + te.Message}) {
+				return
+			}
+			waited += delay
+			if err := sleep(ctx, delay); err != nil {
+				yield(cancelMessage(ctx))
+				return
+			}
+		}
+	}
+}
+
+// retryDelay decides whether a failed attempt is retried and after how long.
+func (c *Client) retryDelay(te *Error, attempt int, waited time.Duration) (time.Duration, bool) {
+	if !te.Retryable() || attempt >= c.opts.MaxAttempts {
+		return 0, false
+	}
+	var delay time.Duration
+	if te.RetryAfter > 0 {
+		if te.RetryAfter > c.opts.MaxRetryAfter {
+			return 0, false
+		}
+		delay = te.RetryAfter
+	} else {
+		base := c.opts.BaseDelay << (attempt - 1)
+		if base > c.opts.MaxDelay || base <= 0 {
+			base = c.opts.MaxDelay
+		}
+		delay = base - time.Duration(float64(base)*0.25*c.opts.Jitter())
+	}
+	if waited+delay > c.opts.MaxWait {
+		return 0, false
+	}
+	return delay, true
+}
+
+// attempt makes one HTTP request and yields its messages. stopped means the consumer
+// asked to stop.
+func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err error, stopped bool) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	hreq, err := c.dialect.NewRequest(actx, req)
+	if err != nil {
+		return &Error{Kind: protocol.ErrRequest, Message: err.Error(), ShouldRetry: -1}, false
+	}
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return c.failure(actx, err, "send request"), false
+	}
+	defer resp.Body.Close()
+	c.opts.Activity()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // best effort: the status is the error
+		msg, typ := c.dialect.ErrorMessage(body)
+		e := statusError(resp, body, msg, c.opts.Now())
+		if k := KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
+			e.Kind = k
+		}
+		return e, false
+	}
+	body := &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity,
+		timer: time.AfterFunc(time.Hour, func() { cancel(errIdle) })}
+	body.timer.Stop()
+	defer body.timer.Stop()
+	dec := c.dialect.NewDecoder(body)
+	for dec.Next() {
+		if !yield(dec.Message()) {
+			return nil, true
+		}
+	}
+	if err := dec.Err(); err != nil {
+		return c.failure(actx, err, "read stream"), false
+	}
+	return nil, false
+}
+
+// failure classifies an error of one attempt.
+func (c *Client) failure(actx context.Context, err error, op string) *Error {
+	var te *Error
+	if errors.As(err, &te) {
+		return te
+	}
+	if errors.Is(context.Cause(actx), errIdle) {
+		return &Error{Kind: protocol.ErrInactivity, Message: fmt.Sprintf("%s: %v", op, errIdle)}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return &Error{Kind: protocol.ErrTimeout, Message: fmt.Sprintf("%s: %v", op, err)}
+	}
+	return &Error{Kind: protocol.ErrNetwork, Message: fmt.Sprintf("%s: %v", op, err)}
+}
+
+func asError(err error) *Error {
+	var te *Error
+	if errors.As(err, &te) {
+		return te
+	}
+	return &Error{Kind: protocol.ErrNetwork, Message: err.Error()}
+}
+
+// cancelMessage reports why ctx ended.
+func cancelMessage(ctx context.Context) protocol.Message {
+	kind := protocol.ErrCancelled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		kind = protocol.ErrTimeout
+	}
+	msg := "request cancelled"
+	if cause := context.Cause(ctx); cause != nil {
+		msg = cause.Error()
+	}
+	return protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: kind, Message: msg}}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// idleReader arms an idle timer only while a Read is blocked, so time the consumer
+// spends between reads (running a tool) never counts as silence.
+type idleReader struct {
+	r        io.Reader
+	idle     time.Duration
+	timer    *time.Timer
+	activity func()
+}
+
+func (r *idleReader) Read(p []byte) (int, error) {
+	r.timer.Reset(r.idle)
+	n, err := r.r.Read(p)
+	r.timer.Stop()
+	if n > 0 {
+		r.activity()
+	}
+	return n, err
+}
