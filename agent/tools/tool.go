@@ -1,0 +1,52 @@
+// Package tools holds the agent's built-in tools and the bash_mode safety policy that
+// guards them; every tool runs inside one workspace directory.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// Tool is one tool the model can call.
+type Tool interface {
+	// Spec describes the tool to the model: name, description, JSON input schema.
+	Spec() protocol.ToolSpec
+	// Run executes one call. Failures are results with IsError set, never panics or
+	// Go errors: the model reads them and can recover.
+	Run(ctx context.Context, env *Env, input json.RawMessage) Result
+}
+
+// Result is the outcome of one tool call.
+type Result struct {
+	// Content is what the model receives, and what the tool_result event carries.
+	Content string
+	// IsError marks a failed call.
+	IsError bool
+	// Summary is one short line for human logs, such as "Read(a.txt) [3 lines, 12 bytes]".
+	Summary string
+}
+
+// Env is what a tool call may touch.
+type Env struct {
+	// Workspace is the absolute directory (symlinks resolved) that relative paths
+	// resolve against and that the policy calls "workspace".
+	Workspace string
+	// Home is the user's home directory, for "~" in paths and the policy.
+	Home string
+	// Policy decides which commands and paths are allowed.
+	Policy Policy
+	// Timeout is the default time limit of a Bash call (0 means 10 minutes).
+	Timeout time.Duration
+	// ProcEnv is the environment of Bash processes (nil means a minimal environment).
+	ProcEnv []string
+	// MaxOutput caps the bytes of one result (0 means DefaultMaxOutput).
+	MaxOutput int
+	// Activity, when set, is called whenever a tool makes visible progress (output).
+	Activity func()
+}
+
+// DefaultMaxOutput is the default cap on one tool result, in bytes.
+const DefaultMaxOutput = 100_000

@@ -1,0 +1,125 @@
+// Package transporttest serves recorded provider streams over real loopback HTTP for
+// tests, in small writes that split lines and multibyte characters anywhere.
+package transporttest
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// Response is one scripted HTTP response.
+type Response struct {
+	// Status defaults to 200.
+	Status int
+	// Header is added to the response; Content-Type defaults to text/event-stream.
+	Header map[string]string
+	// Body is written in chunks of 1 to MaxChunk bytes (MaxChunk 0 means 7), each
+	// flushed on its own.
+	Body     []byte
+	MaxChunk int
+	// Hang, when set, makes the handler stop writing after Body and wait for the
+	// client to go away (a stalled stream).
+	Hang bool
+	// Cut, when set, makes the handler drop the connection after Body without ending
+	// the response properly.
+	Cut bool
+}
+
+// Server answers requests with Responses in order, repeating the last one. Requests
+// records every request body received.
+type Server struct {
+	*httptest.Server
+	responses []Response
+	requests  chan []byte
+}
+
+// NewServer starts a loopback server and closes it when the test ends.
+func NewServer(t testing.TB, responses ...Response) *Server {
+	t.Helper()
+	s := &Server{responses: responses, requests: make(chan []byte, 1024)}
+	var mu sync.Mutex
+	var n int
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := readAll(r)
+		select {
+		case s.requests <- body:
+		default:
+		}
+		mu.Lock()
+		resp := s.responses[min(n, len(s.responses)-1)]
+		n++
+		seed := uint64(n)
+		mu.Unlock()
+		Serve(w, r, resp, rand.New(rand.NewPCG(seed, 7)))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Requests returns the bodies received so far.
+func (s *Server) Requests() [][]byte {
+	var out [][]byte
+	for {
+		select {
+		case b := <-s.requests:
+			out = append(out, b)
+		default:
+			return out
+		}
+	}
+}
+
+func readAll(r *http.Request) []byte {
+	var buf []byte
+	p := make([]byte, 4096)
+	for {
+		n, err := r.Body.Read(p)
+		buf = append(buf, p[:n]...)
+		if err != nil {
+			return buf
+		}
+	}
+}
+
+// Serve writes resp to w in small flushed chunks chosen by rnd.
+func Serve(w http.ResponseWriter, r *http.Request, resp Response, rnd *rand.Rand) {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	for k, v := range resp.Header {
+		h.Set(k, v)
+	}
+	status := resp.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	flusher, _ := w.(http.Flusher)
+	maxChunk := resp.MaxChunk
+	if maxChunk <= 0 {
+		maxChunk = 7
+	}
+	body := resp.Body
+	for len(body) > 0 {
+		n := min(1+rnd.IntN(maxChunk), len(body))
+		if _, err := w.Write(body[:n]); err != nil {
+			return
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		body = body[n:]
+	}
+	switch {
+	case resp.Hang:
+		<-r.Context().Done()
+	case resp.Cut:
+		if hj, ok := w.(http.Hijacker); ok {
+			if conn, _, err := hj.Hijack(); err == nil {
+				conn.Close()
+			}
+		}
+	}
+}
