@@ -130,15 +130,14 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 				yield(cancelMessage(ctx))
 				return
 			}
-			err, stopped := c.attempt(ctx, req, yield)
-			if stopped || err == nil {
+			te, stopped := c.attempt(ctx, req, yield)
+			if stopped || te == nil {
 				return
 			}
 			if ctx.Err() != nil {
 				yield(cancelMessage(ctx))
 				return
 			}
-			te := asError(err)
 			delay, ok := c.retryDelay(te, attempt, waited)
 			if !ok {
 				yield(protocol.Message{Kind: protocol.KindError, Err: te.Protocol()})
@@ -185,17 +184,19 @@ func (c *Client) retryDelay(te *Error, attempt int, waited time.Duration) (time.
 }
 
 // attempt makes one HTTP request and yields its messages. stopped means the consumer
-// asked to stop.
-func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err error, stopped bool) {
+// asked to stop. The error is classified, and the credentials the request carried are
+// redacted from its message.
+func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err *Error, stopped bool) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	hreq, err := c.dialect.NewRequest(actx, req)
-	if err != nil {
-		return &Error{Kind: protocol.ErrRequest, Message: err.Error(), ShouldRetry: -1}, false
+	hreq, rerr := c.dialect.NewRequest(actx, req)
+	if rerr != nil {
+		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, false
 	}
-	resp, err := c.http.Do(hreq)
-	if err != nil {
-		return c.failure(actx, err, "send request"), false
+	r := newRedactor(hreq)
+	resp, rerr := c.http.Do(hreq)
+	if rerr != nil {
+		return r.redact(c.failure(actx, rerr, "send request")), false
 	}
 	defer resp.Body.Close()
 	c.opts.Activity()
@@ -206,7 +207,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		if k := KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
 			e.Kind = k
 		}
-		return e, false
+		return r.redact(e), false
 	}
 	body := &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity,
 		timer: time.AfterFunc(time.Hour, func() { cancel(errIdle) })}
@@ -218,34 +219,27 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 			return nil, true
 		}
 	}
-	if err := dec.Err(); err != nil {
-		return c.failure(actx, err, "read stream"), false
+	if derr := dec.Err(); derr != nil {
+		return r.redact(c.failure(actx, derr, "read stream")), false
 	}
 	return nil, false
 }
 
-// failure classifies an error of one attempt.
+// failure classifies an error of one attempt. An idle timeout comes first: the decoder
+// may have wrapped the read error it caused.
 func (c *Client) failure(actx context.Context, err error, op string) *Error {
+	if errors.Is(context.Cause(actx), errIdle) {
+		return &Error{Kind: protocol.ErrInactivity, Message: fmt.Sprintf("%s: %v", op, errIdle)}
+	}
 	var te *Error
 	if errors.As(err, &te) {
 		return te
-	}
-	if errors.Is(context.Cause(actx), errIdle) {
-		return &Error{Kind: protocol.ErrInactivity, Message: fmt.Sprintf("%s: %v", op, errIdle)}
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		return &Error{Kind: protocol.ErrTimeout, Message: fmt.Sprintf("%s: %v", op, err)}
 	}
 	return &Error{Kind: protocol.ErrNetwork, Message: fmt.Sprintf("%s: %v", op, err)}
-}
-
-func asError(err error) *Error {
-	var te *Error
-	if errors.As(err, &te) {
-		return te
-	}
-	return &Error{Kind: protocol.ErrNetwork, Message: err.Error()}
 }
 
 // cancelMessage reports why ctx ended.

@@ -74,7 +74,7 @@ func KindForType(typ string) string {
 	case "authentication_error", "permission_error", "invalid_api_key", "billing_error", "insufficient_quota":
 		return protocol.ErrAuth
 	case "invalid_request_error", "not_found_error", "request_too_large", "context_length_exceeded",
-		"BadRequestError", "invalid_request", "unsupported_parameter":
+		"BadRequestError", "invalid_request", "unsupported_parameter", "invalid_prompt", "model_not_found", "NotFoundError":
 		return protocol.ErrRequest
 	}
 	return ""

@@ -7,46 +7,70 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"time"
 )
 
-// ErrLineTooLong means a line is longer than the decoder's limit.
-var ErrLineTooLong = errors.New("sse: line too long")
+// The decoder's errors. Read errors of the underlying reader are returned as they are.
+var (
+	// ErrLineTooLong means a line is longer than the decoder's limit.
+	ErrLineTooLong = errors.New("sse: line too long")
+	// ErrEventTooLong means the data lines of one event add up to more than the limit.
+	ErrEventTooLong = errors.New("sse: event too long")
+)
 
-// DefaultMaxLine is the default limit on one line: a redacted thinking block or a large
-// tool input can make single lines of several megabytes.
+// DefaultMaxLine is the default limit on one line and on the data of one event: a
+// redacted thinking block or a large tool input can make single lines of several
+// megabytes.
 const DefaultMaxLine = 32 << 20
+
+// bom is the UTF-8 byte order mark, dropped at the start of a stream.
+var bom = []byte("\xef\xbb\xbf")
 
 // Event is one dispatched event, or one comment line.
 type Event struct {
-	// Type is the event field; empty when the stream gave none.
+	// Type is the event field; empty when the event gave none.
 	Type string
-	// Data is the data lines joined by "\n". It is a fresh copy owned by the caller.
+	// Data is the event's data lines joined by "\n", without a trailing newline. From
+	// Decoder.Event it is a fresh, non-nil copy owned by the caller; from Decoder.Borrow
+	// it is the decoder's own buffer.
 	Data []byte
-	// ID is the last id field seen in this event.
+	// ID is the last event ID of the stream so far: the value of the latest id field
+	// without a NUL byte, in this event or an earlier one.
 	ID string
+	// Retry is the reconnection delay most recently set by a retry field made only of
+	// ASCII digits (milliseconds); 0 when none has been seen.
+	Retry time.Duration
 	// Comment is true for a ":" line, surfaced on its own as a keep-alive signal;
-	// Data then holds the comment text after the colon.
+	// Data then holds the comment text after the colon and one optional space.
 	Comment bool
 }
 
-// Decoder reads events from a text/event-stream body. Lines may end in LF, CRLF or a
-// lone CR, split anywhere across reads; a leading UTF-8 BOM is dropped; a pending event
-// is dispatched at EOF even without its blank line. It is not safe for concurrent use.
+// Decoder reads events from a text/event-stream body following the WHATWG rules:
+// lines may end in LF, CRLF or a lone CR, split anywhere across reads (UTF-8 is never
+// decoded before a line is complete); a leading UTF-8 BOM is dropped; data lines are
+// joined by "\n"; a blank line dispatches the pending event if it has a data field; a
+// pending event is also dispatched at EOF without its blank line. It is not safe for
+// concurrent use.
 type Decoder struct {
 	r       io.Reader
 	buf     []byte // unread bytes are buf[start:end]
 	start   int
 	end     int
+	lfHit   int // index in buf of the next LF found, stale once below the scan position
+	lfMiss  int // an LF search that found none covered buf up to here: no need to rescan it
 	maxLine int
 	eof     bool
 	skipLF  bool // the previous line ended in CR: a following LF belongs to it
 	begun   bool // the BOM check is done
 
-	typ      []byte
-	data     []byte
-	hasData  bool
-	id       string
-	lastType string
+	typ        []byte
+	data       []byte
+	hasData    bool
+	dispatched bool // ev.Data is data: clear it before the next event
+	id         string
+	retry      time.Duration
+	lastType   string // reused for Type while the event field stays the same
 
 	ev  Event
 	err error
@@ -54,20 +78,36 @@ type Decoder struct {
 
 // NewDecoder returns a decoder that reads from r.
 func NewDecoder(r io.Reader) *Decoder {
-	return &Decoder{r: r, buf: make([]byte, 4096), maxLine: DefaultMaxLine}
+	return &Decoder{r: r, buf: make([]byte, 4096), maxLine: DefaultMaxLine, lfHit: -1}
 }
 
-// SetMaxLine sets the longest line accepted. Call it before the first Next.
+// SetMaxLine sets the longest line, and the longest data of one event, accepted
+// [DefaultMaxLine]. Call it before the first Next.
 func (d *Decoder) SetMaxLine(n int) { d.maxLine = n }
 
-// Event returns the event read by the last successful Next.
-func (d *Decoder) Event() Event { return d.ev }
+// Event returns the event read by the last successful Next; its Data is a fresh copy.
+func (d *Decoder) Event() Event {
+	e := d.ev
+	e.Data = make([]byte, len(d.ev.Data))
+	copy(e.Data, d.ev.Data)
+	return e
+}
 
-// Err returns the first error met; nil after a clean EOF.
+// Borrow returns the event read by the last successful Next like Event, but without
+// copying: its Data aliases the decoder's buffer and is valid only until the next call
+// to Next.
+func (d *Decoder) Borrow() Event { return d.ev }
+
+// Err returns the first error met: ErrLineTooLong, ErrEventTooLong or the reader's
+// error. It is nil after a clean EOF.
 func (d *Decoder) Err() error { return d.err }
 
 // Next advances to the next event or comment. It returns false at EOF or on error.
 func (d *Decoder) Next() bool {
+	if d.dispatched {
+		d.data = d.data[:0]
+		d.dispatched = false
+	}
 	for d.err == nil {
 		line, ok := d.readLine()
 		if !ok {
@@ -86,7 +126,7 @@ func (d *Decoder) Next() bool {
 			continue
 		}
 		if line[0] == ':' {
-			d.ev = Event{Comment: true, Data: bytes.Clone(trimSpace1(line[1:]))}
+			d.ev = Event{Comment: true, Data: trimSpace1(line[1:]), ID: d.id, Retry: d.retry}
 			return true
 		}
 		d.field(line)
@@ -101,7 +141,8 @@ func trimSpace1(b []byte) []byte {
 	return b
 }
 
-// field applies one "name: value" line to the pending event.
+// field applies one "name: value" line to the pending event. A line without a colon
+// is a field name with an empty value; unknown fields are ignored.
 func (d *Decoder) field(line []byte) {
 	name, value := line, []byte(nil)
 	if i := bytes.IndexByte(line, ':'); i >= 0 {
@@ -109,6 +150,14 @@ func (d *Decoder) field(line []byte) {
 	}
 	switch string(name) {
 	case "data":
+		size := len(d.data) + len(value)
+		if d.hasData {
+			size++
+		}
+		if size > d.maxLine {
+			d.err = fmt.Errorf("%w: more than %d bytes of data", ErrEventTooLong, d.maxLine)
+			return
+		}
 		if d.hasData {
 			d.data = append(d.data, '\n')
 		}
@@ -120,21 +169,36 @@ func (d *Decoder) field(line []byte) {
 		if bytes.IndexByte(value, 0) < 0 {
 			d.id = string(value)
 		}
+	case "retry":
+		if ms, ok := digits(value); ok {
+			d.retry = time.Duration(ms) * time.Millisecond
+		}
 	}
-	// "retry" and unknown fields are ignored.
+}
+
+// digits parses a retry value: ASCII digits only, small enough to be a duration.
+func digits(b []byte) (int64, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+	}
+	ms, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || ms > int64(1<<63-1)/int64(time.Millisecond) {
+		return 0, false
+	}
+	return ms, true
 }
 
 func (d *Decoder) dispatch() {
-	typ := d.lastType
-	if string(d.typ) != typ {
-		typ = string(d.typ)
-		d.lastType = typ
+	if string(d.typ) != d.lastType {
+		d.lastType = string(d.typ)
 	}
-	d.ev = Event{Type: typ, Data: bytes.Clone(d.data), ID: d.id}
-	if d.ev.Data == nil {
-		d.ev.Data = []byte{}
-	}
-	d.data = d.data[:0]
+	d.ev = Event{Type: d.lastType, Data: d.data, ID: d.id, Retry: d.retry}
+	d.dispatched = true // d.data is lent out until the next Next
 	d.typ = d.typ[:0]
 	d.hasData = false
 }
@@ -142,7 +206,7 @@ func (d *Decoder) dispatch() {
 // readLine returns the next line without its terminator. The slice is valid until the
 // next call. ok is false at EOF (with no partial line left) or on error.
 func (d *Decoder) readLine() (line []byte, ok bool) {
-	scanned := 0
+	scanned := 0 // buf[start:start+scanned] is known to hold no line end
 	for {
 		if d.skipLF && d.start < d.end {
 			if d.buf[d.start] == '\n' {
@@ -150,22 +214,30 @@ func (d *Decoder) readLine() (line []byte, ok bool) {
 			}
 			d.skipLF = false
 		}
-		if !d.begun && d.end-d.start >= 3 {
-			if bytes.HasPrefix(d.buf[d.start:d.end], []byte("\xef\xbb\xbf")) {
-				d.start += 3
-				scanned = 0
+		if !d.begun {
+			b := d.buf[d.start:d.end]
+			switch {
+			case bytes.HasPrefix(b, bom):
+				d.start += len(bom)
+				d.begun = true
+			case len(b) >= len(bom) || !bytes.HasPrefix(bom, b) || d.eof:
+				d.begun = true
+			default: // a proper prefix of the BOM (or nothing yet): read on
+				if d.fill(); d.err != nil {
+					return nil, false
+				}
+				continue
 			}
-			d.begun = true
 		}
-		seg := d.buf[d.start+scanned : d.end]
-		if i := lineEnd(seg); i >= 0 {
-			i += scanned
-			line = d.buf[d.start : d.start+i]
-			if d.buf[d.start+i] == '\r' {
-				d.skipLF = true
+		if i := d.lineEnd(d.start + scanned); i >= 0 {
+			n := i - d.start
+			if n > d.maxLine {
+				d.err = fmt.Errorf("%w: more than %d bytes", ErrLineTooLong, d.maxLine)
+				return nil, false
 			}
-			d.start += i + 1
-			d.begun = true
+			line = d.buf[d.start:i]
+			d.skipLF = d.buf[i] == '\r'
+			d.start = i + 1
 			return line, true
 		}
 		scanned = d.end - d.start
@@ -174,41 +246,42 @@ func (d *Decoder) readLine() (line []byte, ok bool) {
 			return nil, false
 		}
 		if d.eof {
-			if !d.begun {
-				d.begun = true
-				if bytes.HasPrefix(d.buf[d.start:d.end], []byte("\xef\xbb\xbf")) {
-					d.start += 3
-					scanned = 0
-					continue
-				}
+			if scanned == 0 {
+				return nil, false
 			}
-			if d.start < d.end {
-				line = d.buf[d.start:d.end]
-				d.start = d.end
-				return line, true
-			}
-			return nil, false
+			line = d.buf[d.start:d.end]
+			d.start = d.end
+			return line, true
 		}
-		d.fill()
-		if d.err != nil {
+		if d.fill(); d.err != nil {
 			return nil, false
 		}
 	}
 }
 
-// lineEnd returns the index of the first CR or LF in b, or -1.
-func lineEnd(b []byte) int {
-	n := bytes.IndexByte(b, '\n')
-	if n < 0 {
-		n = len(b)
+// lineEnd returns the absolute index of the first CR or LF in buf[from:end], or -1.
+// The position of the next LF is remembered, so a run of CR-terminated lines does not
+// rescan the rest of a large buffer for an LF once per line.
+func (d *Decoder) lineEnd(from int) int {
+	lf := d.lfHit
+	if lf < from {
+		scan := max(from, d.lfMiss)
+		if i := bytes.IndexByte(d.buf[scan:d.end], '\n'); i >= 0 {
+			lf = scan + i
+		} else {
+			lf = -1
+			d.lfMiss = d.end
+		}
+		d.lfHit = lf
 	}
-	if r := bytes.IndexByte(b[:n], '\r'); r >= 0 {
-		return r
+	limit := d.end
+	if lf >= 0 {
+		limit = lf
 	}
-	if n == len(b) {
-		return -1
+	if cr := bytes.IndexByte(d.buf[from:limit], '\r'); cr >= 0 {
+		return from + cr
 	}
-	return n
+	return lf
 }
 
 // fill reads more input, compacting or growing the buffer as needed.
@@ -216,6 +289,8 @@ func (d *Decoder) fill() {
 	if d.start > 0 {
 		copy(d.buf, d.buf[d.start:d.end])
 		d.end -= d.start
+		d.lfHit -= d.start
+		d.lfMiss = max(d.lfMiss-d.start, 0)
 		d.start = 0
 	}
 	if d.end == len(d.buf) {
@@ -223,7 +298,7 @@ func (d *Decoder) fill() {
 		copy(nb, d.buf[:d.end])
 		d.buf = nb
 	}
-	for empty := 0; empty < 100; empty++ {
+	for range 100 {
 		n, err := d.r.Read(d.buf[d.end:])
 		d.end += n
 		if err == io.EOF {

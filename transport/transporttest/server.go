@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Response is one scripted HTTP response.
@@ -28,48 +29,58 @@ type Response struct {
 	Cut bool
 }
 
-// Server answers requests with Responses in order, repeating the last one. Requests
-// records every request body received.
+// Server answers requests with Responses in order, repeating the last one, and records
+// every request it receives.
 type Server struct {
 	*httptest.Server
 	responses []Response
-	requests  chan []byte
+
+	mu       sync.Mutex
+	received []Received
+}
+
+// Received is one request the server got.
+type Received struct {
+	Header http.Header
+	Body   []byte
+	// At is when the request reached the handler, by the real clock.
+	At time.Time
 }
 
 // NewServer starts a loopback server and closes it when the test ends.
 func NewServer(t testing.TB, responses ...Response) *Server {
 	t.Helper()
-	s := &Server{responses: responses, requests: make(chan []byte, 1024)}
-	var mu sync.Mutex
-	var n int
+	s := &Server{responses: responses}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body := readAll(r)
-		select {
-		case s.requests <- body:
-		default:
-		}
-		mu.Lock()
+		rec := Received{Header: r.Header.Clone(), At: time.Now()}
+		rec.Body = readAll(r)
+		s.mu.Lock()
+		n := len(s.received)
+		s.received = append(s.received, rec)
 		resp := s.responses[min(n, len(s.responses)-1)]
-		n++
-		seed := uint64(n)
-		mu.Unlock()
-		Serve(w, r, resp, rand.New(rand.NewPCG(seed, 7)))
+		s.mu.Unlock()
+		Serve(w, r, resp, rand.New(rand.NewPCG(uint64(n+1), 7)))
 	}))
 	t.Cleanup(s.Close)
 	return s
 }
 
-// Requests returns the bodies received so far.
+// Requests returns the bodies of every request received so far, in order.
 func (s *Server) Requests() [][]byte {
-	var out [][]byte
-	for {
-		select {
-		case b := <-s.requests:
-			out = append(out, b)
-		default:
-			return out
-		}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([][]byte, len(s.received))
+	for i, r := range s.received {
+		out[i] = r.Body
 	}
+	return out
+}
+
+// Received returns every request received so far, in order.
+func (s *Server) Received() []Received {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Received(nil), s.received...)
 }
 
 func readAll(r *http.Request) []byte {

@@ -1,0 +1,305 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/sse"
+)
+
+// Decoder turns one Anthropic streaming response body into protocol messages,
+// Scanner-shaped; it implements transport.Decoder and is not safe for concurrent use.
+//
+// Text and thinking deltas become messages as they arrive. Content blocks are tracked
+// by index, so deltas and stops of different blocks may interleave. A thinking block's
+// signature becomes a KindThinking message with Signature set at the block's
+// content_block_stop; a redacted_thinking block becomes a KindThinking message with
+// Redacted set at its start. A tool_use block becomes one KindToolCall at its
+// content_block_stop, its input the concatenated input_json_delta fragments ("{}" when
+// there are none). message_stop ends the stream with one KindUsage (message_start's
+// counts, each replaced by message_delta's when present) and one KindStop carrying the
+// stop reason as the API gave it.
+//
+// A tool_use block still open at message_stop is emitted with its partial input, unless
+// the stop reason is max_tokens: then its input is truncated by construction and a tool
+// must not run on it, so the call is dropped and the max_tokens stop tells the loop the
+// turn failed. Server tool blocks, citations, pings and unknown events are ignored.
+//
+// Err is nil only after message_stop. An error event gives an *transport.Error whose
+// Kind follows the API's error type; a body that ends before message_stop, or a data
+// line that is not valid JSON, gives an *transport.Error of Kind protocol.ErrStream.
+// A read error of the body is returned as it is.
+type Decoder struct {
+	sse    *sse.Decoder
+	blocks map[int]*block
+	usage  protocol.Usage
+	reason string
+
+	queue []protocol.Message // queue[head-1] is the current message, the rest are still to come
+	head  int
+	wire  wireEvent // the event being applied, reused to spare an allocation per event
+	done  bool      // message_stop seen
+	err   error
+}
+
+// block is the state of one open content block.
+type block struct {
+	typ       string
+	id, name  string
+	input     []byte          // the input_json_delta fragments so far
+	start     json.RawMessage // the input given in content_block_start
+	signature string
+}
+
+// NewDecoder returns a decoder reading the SSE body r.
+func NewDecoder(r io.Reader) *Decoder {
+	return &Decoder{sse: sse.NewDecoder(r), blocks: map[int]*block{}}
+}
+
+// Message returns the message read by the last successful Next.
+func (d *Decoder) Message() protocol.Message {
+	if d.head == 0 {
+		return protocol.Message{}
+	}
+	return d.queue[d.head-1]
+}
+
+// Err returns why the stream ended early; nil after message_stop.
+func (d *Decoder) Err() error { return d.err }
+
+// errNoStop is the message of a stream that ends without message_stop.
+const errNoStop = "stream ended without message_stop"
+
+// Next advances to the next message. It returns false after the stop message, or when
+// the stream failed (see Err).
+func (d *Decoder) Next() bool {
+	for {
+		if d.head < len(d.queue) {
+			d.head++
+			return true
+		}
+		d.queue, d.head = d.queue[:0], 0
+		if d.done || d.err != nil {
+			return false
+		}
+		if !d.sse.Next() {
+			d.err = d.endError()
+			return false
+		}
+		if e := d.sse.Borrow(); !e.Comment {
+			d.event(e)
+		}
+	}
+}
+
+// endError says why the SSE stream ended before message_stop.
+func (d *Decoder) endError() error {
+	err := d.sse.Err()
+	switch {
+	case err == nil:
+		return &transport.Error{Kind: protocol.ErrStream, Message: errNoStop}
+	case errors.Is(err, sse.ErrLineTooLong), errors.Is(err, sse.ErrEventTooLong):
+		return &transport.Error{Kind: protocol.ErrStream, Message: err.Error()}
+	}
+	return err
+}
+
+func (d *Decoder) emit(m protocol.Message) { d.queue = append(d.queue, m) }
+
+func (d *Decoder) fail(format string, args ...any) {
+	d.err = &transport.Error{Kind: protocol.ErrStream, Message: fmt.Sprintf(format, args...)}
+}
+
+// event applies one SSE event, whose data is borrowed: nothing may keep it. The data's
+// type member decides what the event is; the SSE event name only names a payload that
+// is not valid JSON.
+func (d *Decoder) event(e sse.Event) {
+	d.wire = wireEvent{}
+	w := &d.wire
+	if err := parseEvent(e.Data, w); err != nil {
+		name := e.Type
+		if name == "" {
+			name = "unnamed"
+		}
+		d.fail("malformed %s event: %v: %q", name, err, clip(e.Data, 80))
+		return
+	}
+	switch w.Type {
+	case "content_block_delta":
+		d.delta(w)
+	case "content_block_start":
+		d.blockStart(w)
+	case "content_block_stop":
+		d.blockStop(w.Index)
+	case "message_start":
+		if w.Message != nil {
+			d.usage = protocol.Usage{}
+			d.replaceUsage(&w.Message.Usage)
+		}
+	case "message_delta":
+		if w.Delta.StopReason != nil {
+			d.reason = *w.Delta.StopReason
+		}
+		if w.Usage != nil {
+			d.replaceUsage(w.Usage)
+		}
+	case "message_stop":
+		d.messageStop()
+	case "error":
+		d.streamError(w.Error, w.RequestID)
+	}
+	// ping and event types added to the API later are ignored.
+}
+
+func (d *Decoder) blockStart(w *wireEvent) {
+	if _, open := d.blocks[w.Index]; open {
+		d.fail("content_block_start for block %d, which is already open", w.Index)
+		return
+	}
+	cb := w.ContentBlock
+	if cb == nil {
+		d.fail("content_block_start for block %d without content_block", w.Index)
+		return
+	}
+	d.blocks[w.Index] = &block{typ: cb.Type, id: cb.ID, name: cb.Name, start: cb.Input}
+	switch cb.Type {
+	case "text":
+		if cb.Text != "" {
+			d.emit(protocol.Message{Kind: protocol.KindText, Text: cb.Text})
+		}
+	case "thinking":
+		if cb.Thinking != "" {
+			d.emit(protocol.Message{Kind: protocol.KindThinking, Text: cb.Thinking})
+		}
+	case "redacted_thinking":
+		d.emit(protocol.Message{Kind: protocol.KindThinking, Redacted: cb.Data})
+	}
+}
+
+func (d *Decoder) delta(w *wireEvent) {
+	b, open := d.blocks[w.Index]
+	if !open {
+		d.fail("content_block_delta for block %d, which is not open", w.Index)
+		return
+	}
+	switch w.Delta.Type {
+	case "text_delta":
+		if w.Delta.Text != "" {
+			d.emit(protocol.Message{Kind: protocol.KindText, Text: w.Delta.Text})
+		}
+	case "thinking_delta":
+		if w.Delta.Thinking != "" {
+			d.emit(protocol.Message{Kind: protocol.KindThinking, Text: w.Delta.Thinking})
+		}
+	case "signature_delta":
+		b.signature += w.Delta.Signature
+	case "input_json_delta":
+		if b.typ == "tool_use" {
+			b.input = append(b.input, w.Delta.PartialJSON...)
+		}
+	}
+	// citations_delta and delta types added later are ignored.
+}
+
+func (d *Decoder) blockStop(index int) {
+	b, open := d.blocks[index]
+	if !open {
+		d.fail("content_block_stop for block %d, which is not open", index)
+		return
+	}
+	delete(d.blocks, index)
+	d.finish(b)
+}
+
+// finish emits what a closed block holds back until its end.
+func (d *Decoder) finish(b *block) {
+	if b.signature != "" {
+		d.emit(protocol.Message{Kind: protocol.KindThinking, Signature: b.signature})
+	}
+	if b.typ == "tool_use" {
+		d.emit(protocol.Message{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: b.name, ID: b.id, Input: b.toolInput()}})
+	}
+}
+
+// toolInput is the tool's input JSON: the fragments if there are any, else the input
+// of content_block_start, else "{}".
+func (b *block) toolInput() string {
+	if !blank(b.input) {
+		return string(b.input)
+	}
+	if !blank(b.start) && string(b.start) != "null" {
+		return string(b.start)
+	}
+	return "{}"
+}
+
+func blank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *Decoder) messageStop() {
+	open := make([]int, 0, len(d.blocks))
+	for i := range d.blocks {
+		open = append(open, i)
+	}
+	slices.Sort(open)
+	for _, i := range open {
+		b := d.blocks[i]
+		delete(d.blocks, i)
+		if b.typ == "tool_use" && d.reason == "max_tokens" {
+			continue // truncated input: see the Decoder comment
+		}
+		d.finish(b)
+	}
+	d.emit(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage})
+	d.emit(protocol.Message{Kind: protocol.KindStop, Reason: d.reason})
+	d.done = true
+}
+
+// replaceUsage overwrites the counts present in u: the API's counts are cumulative.
+func (d *Decoder) replaceUsage(u *wireUsage) {
+	set := func(dst *int64, src *int64) {
+		if src != nil {
+			*dst = *src
+		}
+	}
+	set(&d.usage.Input, u.InputTokens)
+	set(&d.usage.Output, u.OutputTokens)
+	set(&d.usage.CacheRead, u.CacheReadInputTokens)
+	set(&d.usage.CacheCreation, u.CacheCreationInputTokens)
+}
+
+// streamError turns an error event into the decoder's error.
+func (d *Decoder) streamError(e *wireError, requestID string) {
+	var we wireError
+	if e != nil {
+		we = *e
+	}
+	kind := transport.KindForType(we.Type)
+	if kind == "" {
+		kind = protocol.ErrServer
+	}
+	msg := errorText(we, requestID)
+	if msg == "" {
+		msg = "error event without details"
+	}
+	d.err = &transport.Error{Kind: kind, Message: msg}
+}
+
+// clip shortens raw data for an error message.
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}

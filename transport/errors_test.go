@@ -1,0 +1,118 @@
+package transport
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentrun/agentrun/protocol"
+)
+
+func TestKindForStatus(t *testing.T) {
+	tests := map[int]string{
+		400: protocol.ErrRequest, 401: protocol.ErrAuth, 402: protocol.ErrRequest, 403: protocol.ErrAuth,
+		404: protocol.ErrRequest, 408: protocol.ErrTimeout, 409: protocol.ErrServer, 413: protocol.ErrRequest,
+		422: protocol.ErrRequest, 429: protocol.ErrRateLimit, 500: protocol.ErrServer, 502: protocol.ErrServer,
+		503: protocol.ErrServer, 504: protocol.ErrServer, 529: protocol.ErrOverloaded,
+	}
+	for status, want := range tests {
+		assert.Equal(t, want, KindForStatus(status), "status %d", status)
+	}
+}
+
+func TestKindForType(t *testing.T) {
+	tests := map[string]string{
+		"overloaded_error": protocol.ErrOverloaded, "rate_limit_error": protocol.ErrRateLimit,
+		"api_error": protocol.ErrServer, "timeout_error": protocol.ErrServer, "server_error": protocol.ErrServer,
+		"authentication_error": protocol.ErrAuth, "permission_error": protocol.ErrAuth, "billing_error": protocol.ErrAuth,
+		"invalid_request_error": protocol.ErrRequest, "not_found_error": protocol.ErrRequest,
+		"request_too_large": protocol.ErrRequest, "something_new": "", "": "",
+	}
+	for typ, want := range tests {
+		assert.Equal(t, want, KindForType(typ), "type %q", typ)
+	}
+}
+
+func TestErrorRetryable(t *testing.T) {
+	tests := map[string]struct {
+		give Error
+		want bool
+	}{
+		"rate limit":              {give: Error{Kind: protocol.ErrRateLimit}, want: true},
+		"overloaded":              {give: Error{Kind: protocol.ErrOverloaded}, want: true},
+		"stream":                  {give: Error{Kind: protocol.ErrStream}, want: true},
+		"auth":                    {give: Error{Kind: protocol.ErrAuth}},
+		"request":                 {give: Error{Kind: protocol.ErrRequest}},
+		"server told not to":      {give: Error{Kind: protocol.ErrServer, ShouldRetry: -1}},
+		"server told to":          {give: Error{Kind: protocol.ErrRequest, ShouldRetry: 1}, want: true},
+		"inactivity":              {give: Error{Kind: protocol.ErrInactivity}, want: true},
+		"network":                 {give: Error{Kind: protocol.ErrNetwork}, want: true},
+		"request build is final":  {give: Error{Kind: protocol.ErrRequest, ShouldRetry: -1}},
+		"timeout waiting headers": {give: Error{Kind: protocol.ErrTimeout}, want: true},
+	}
+	for name, tt := range tests {
+		assert.Equal(t, tt.want, tt.give.Retryable(), name)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := map[string]struct {
+		give map[string]string
+		want time.Duration
+	}{
+		"none":                  {},
+		"seconds":               {give: map[string]string{"Retry-After": "3"}, want: 3 * time.Second},
+		"fractional seconds":    {give: map[string]string{"Retry-After": "0.25"}, want: 250 * time.Millisecond},
+		"milliseconds first":    {give: map[string]string{"Retry-After-Ms": "1500.5", "Retry-After": "9"}, want: 1500500 * time.Microsecond},
+		"bad milliseconds":      {give: map[string]string{"Retry-After-Ms": "soon", "Retry-After": "2"}, want: 2 * time.Second},
+		"HTTP date":             {give: map[string]string{"Retry-After": "Thu, 01 Jan 2026 00:00:30 GMT"}, want: 30 * time.Second},
+		"HTTP date in the past": {give: map[string]string{"Retry-After": "Wed, 31 Dec 2025 23:59:00 GMT"}},
+		"zero":                  {give: map[string]string{"Retry-After": "0"}},
+		"negative":              {give: map[string]string{"Retry-After": "-4"}},
+		"garbage":               {give: map[string]string{"Retry-After": "later"}},
+	}
+	for name, tt := range tests {
+		h := http.Header{}
+		for k, v := range tt.give {
+			h.Set(k, v)
+		}
+		assert.Equal(t, tt.want, retryAfter(h, now), name)
+	}
+}
+
+func TestRetryDelay(t *testing.T) {
+	tests := map[string]struct {
+		give      Error
+		attempt   int
+		jitter    float64
+		waited    time.Duration
+		want      time.Duration
+		wantRetry bool
+	}{
+		"first backoff":             {give: Error{Kind: protocol.ErrServer}, attempt: 1, want: 500 * time.Millisecond, wantRetry: true},
+		"second backoff":            {give: Error{Kind: protocol.ErrServer}, attempt: 2, want: time.Second, wantRetry: true},
+		"jitter takes up to a 25th": {give: Error{Kind: protocol.ErrServer}, attempt: 3, jitter: 0.5, want: 1750 * time.Millisecond, wantRetry: true},
+		"capped at the max delay":   {give: Error{Kind: protocol.ErrServer}, attempt: 5, want: 8 * time.Second, wantRetry: true},
+		"huge attempt stays capped": {give: Error{Kind: protocol.ErrServer}, attempt: 70, want: 8 * time.Second, wantRetry: true},
+		"server delay":              {give: Error{Kind: protocol.ErrRateLimit, RetryAfter: 20 * time.Second}, attempt: 1, want: 20 * time.Second, wantRetry: true},
+		"server delay over the max": {give: Error{Kind: protocol.ErrRateLimit, RetryAfter: 61 * time.Second}, attempt: 1},
+		"total wait exceeded":       {give: Error{Kind: protocol.ErrServer}, attempt: 2, waited: 119500 * time.Millisecond},
+		"not retryable":             {give: Error{Kind: protocol.ErrAuth}, attempt: 1},
+		"last attempt":              {give: Error{Kind: protocol.ErrServer}, attempt: 1000},
+		"x-should-retry on a 400":   {give: Error{Kind: protocol.ErrRequest, ShouldRetry: 1}, attempt: 1, want: 500 * time.Millisecond, wantRetry: true},
+		"x-should-retry false wins": {give: Error{Kind: protocol.ErrServer, ShouldRetry: -1, RetryAfter: time.Second}, attempt: 1},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := NewClient(nil, Options{MaxAttempts: 1000, Jitter: func() float64 { return tt.jitter }})
+			got, ok := c.retryDelay(&tt.give, tt.attempt, tt.waited)
+			assert.Equal(t, tt.wantRetry, ok)
+			if tt.wantRetry {
+				assert.Equal(t, tt.want, got)
+			}
+		})
+	}
+}

@@ -1,0 +1,384 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/sse"
+)
+
+// maxHead is how much of a body the decoder keeps until the first data event, to
+// recognise a 200 response whose body is a bare JSON error.
+const maxHead = 64 << 10
+
+// Decoder turns a Chat Completions chunk stream into protocol messages. It yields text
+// and thinking deltas as they arrive, each complete tool call (in index order) once a
+// finish_reason arrives, then one usage and one stop at "data: [DONE]".
+//
+// A stream that ends with a finish_reason but without [DONE] is treated as complete:
+// the model said it was done, and only a usage chunk can have been lost, so its usage
+// is the last one seen (zero when none was). A stream that ends with neither is
+// incomplete (ErrStream). Error chunks, in every shape servers use, end the stream
+// with a classified *transport.Error. It is not safe for concurrent use.
+type Decoder struct {
+	events *sse.Decoder
+	head   *headReader
+
+	queue []protocol.Message // queue[qi:] is not yet yielded
+	qi    int
+	msg   protocol.Message
+	err   error
+	done  bool
+
+	sawData bool
+	finish  string // the first finish_reason seen
+	refused bool
+	usage   protocol.Usage
+
+	calls   []*call // open calls, in arrival order
+	byIndex map[int]*call
+	last    *call
+	emitted int // tool calls yielded so far
+}
+
+// call is one tool call being accumulated.
+type call struct {
+	index    int
+	id, name string
+	args     []byte
+}
+
+// NewDecoder returns a decoder reading the response body r.
+func NewDecoder(r io.Reader) *Decoder {
+	h := &headReader{r: r}
+	return &Decoder{events: sse.NewDecoder(h), head: h, byIndex: map[int]*call{}}
+}
+
+// Message returns the message read by the last successful Next.
+func (d *Decoder) Message() protocol.Message { return d.msg }
+
+// Err returns nil after a complete stream, otherwise why it is incomplete: a
+// *transport.Error for anything the server sent, or the body's read error.
+func (d *Decoder) Err() error { return d.err }
+
+// Next advances to the next message. It returns false at the end of the stream or on
+// an error.
+func (d *Decoder) Next() bool {
+	for d.qi == len(d.queue) {
+		if d.done || d.err != nil {
+			return false
+		}
+		d.queue, d.qi = d.queue[:0], 0
+		d.step()
+	}
+	d.msg = d.queue[d.qi]
+	d.qi++
+	return true
+}
+
+// step reads one SSE event and queues what it produces.
+func (d *Decoder) step() {
+	if !d.events.Next() {
+		d.end()
+		return
+	}
+	ev := d.events.Event()
+	if ev.Comment {
+		return // keep-alive (": OPENROUTER PROCESSING", ": keep-alive")
+	}
+	data := bytes.TrimSpace(ev.Data)
+	if len(data) == 0 {
+		return
+	}
+	if !d.sawData {
+		d.sawData = true
+		d.head.stop()
+	}
+	if bytes.HasPrefix(data, []byte("[DONE]")) {
+		d.complete()
+		return
+	}
+	if ev.Type == "error" {
+		d.err = eventError(data).transportError()
+		return
+	}
+	var c chunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		d.err = &transport.Error{Kind: protocol.ErrStream, Message: "decode chunk: " + jsonProblem(err) + ": " + clip(data)}
+		return
+	}
+	if c.isError() {
+		e, _ := parseAPIError(data)
+		d.err = e.transportError()
+		return
+	}
+	if c.Usage != nil {
+		d.usage = normalizeUsage(*c.Usage)
+	}
+	for _, ch := range c.Choices {
+		if ch.Index == 0 {
+			d.apply(ch)
+			break
+		}
+	}
+}
+
+// eventError reads the payload of an "event: error" SSE event, which some servers send
+// instead of an error chunk: an error body, a bare {"message",...} object, or text.
+func eventError(data []byte) apiError {
+	if e, ok := parseAPIError(data); ok {
+		return e
+	}
+	var o errorObject
+	if err := json.Unmarshal(data, &o); err == nil {
+		if e := fromParts(o.Message, o.Type, o.Code); e.Message != "" {
+			return e
+		}
+	}
+	return apiError{Message: clip(data)}
+}
+
+// jsonProblem names what is wrong with a payload without repeating it.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "invalid JSON at offset " + strconv.FormatInt(se.Offset, 10)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "not a chunk object"
+		}
+		return "unexpected type of " + te.Field
+	}
+	return "invalid JSON"
+}
+
+// apply queues the output of the first choice.
+func (d *Decoder) apply(ch choice) {
+	dl := ch.Delta
+	switch {
+	case dl.ReasoningContent != "":
+		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindThinking, Text: dl.ReasoningContent})
+	case dl.Reasoning != "":
+		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindThinking, Text: dl.Reasoning})
+	}
+	if dl.Content != "" {
+		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindText, Text: dl.Content})
+	}
+	if dl.Refusal != "" {
+		d.refused = true
+		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindText, Text: dl.Refusal})
+	}
+	for _, tc := range dl.ToolCalls {
+		d.addCall(tc.Index, tc.ID, tc.Function)
+	}
+	if dl.FunctionCall != nil {
+		d.addCall(nil, "", *dl.FunctionCall)
+	}
+	switch ch.FinishReason {
+	case "":
+	case "error":
+		d.err = &transport.Error{Kind: protocol.ErrServer, Message: "stream ended with finish_reason error"}
+	default:
+		if d.finish == "" {
+			d.finish = ch.FinishReason
+		}
+		d.flushCalls()
+	}
+}
+
+// addCall merges one tool call fragment. id and name are set from the first
+// non-empty value and never concatenated; arguments are appended.
+func (d *Decoder) addCall(index *int, id string, fn functionDelta) {
+	c := d.findCall(index, id)
+	if c.id == "" {
+		c.id = id
+	}
+	if c.name == "" {
+		c.name = fn.Name
+	}
+	c.args = appendArguments(c.args, fn.Arguments)
+	d.last = c
+}
+
+// findCall returns the call a fragment belongs to, opening a new one when needed. A
+// fragment with an index belongs to the call of that index (-1 counts as 0) unless its
+// id differs; without an index, a new id opens a new call, and no id at all means the
+// last call.
+func (d *Decoder) findCall(index *int, id string) *call {
+	if index != nil {
+		i := max(*index, 0)
+		if c := d.byIndex[i]; c != nil && (id == "" || c.id == "" || c.id == id) {
+			return c
+		}
+		return d.newCall(i)
+	}
+	if id != "" {
+		for _, c := range d.calls {
+			if c.id == id {
+				return c
+			}
+		}
+		return d.newCall(d.nextIndex())
+	}
+	if d.last != nil {
+		return d.last
+	}
+	return d.newCall(d.nextIndex())
+}
+
+func (d *Decoder) newCall(index int) *call {
+	c := &call{index: index}
+	d.calls = append(d.calls, c)
+	d.byIndex[index] = c
+	return c
+}
+
+func (d *Decoder) nextIndex() int {
+	n := 0
+	for _, c := range d.calls {
+		n = max(n, c.index+1)
+	}
+	return n
+}
+
+// appendArguments appends an arguments fragment: a JSON string is unquoted, an object
+// sent as such is taken verbatim.
+func appendArguments(dst []byte, raw json.RawMessage) []byte {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return dst
+	}
+	if s, ok := jsonString(raw); ok {
+		return append(dst, s...)
+	}
+	return append(dst, raw...)
+}
+
+// flushCalls queues the open tool calls in index order (arrival order within one
+// index). A call that never got a name cannot be answered and is dropped; a call
+// without an id gets one, since the tool result must name it.
+func (d *Decoder) flushCalls() {
+	slices.SortStableFunc(d.calls, func(a, b *call) int { return a.index - b.index })
+	for _, c := range d.calls {
+		if c.name == "" {
+			continue
+		}
+		id := c.id
+		if id == "" {
+			id = "call_" + strconv.Itoa(d.emitted)
+		}
+		input := string(bytes.TrimSpace(c.args))
+		if input == "" {
+			input = "{}"
+		}
+		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindToolCall,
+			Call: protocol.ToolCall{Name: c.name, ID: id, Input: input}})
+		d.emitted++
+	}
+	d.calls = d.calls[:0]
+	clear(d.byIndex)
+	d.last = nil
+}
+
+// complete ends a finished stream: pending tool calls, usage, stop.
+func (d *Decoder) complete() {
+	d.flushCalls()
+	d.queue = append(d.queue,
+		protocol.Message{Kind: protocol.KindUsage, Usage: d.usage},
+		protocol.Message{Kind: protocol.KindStop, Reason: d.stopReason()})
+	d.done = true
+}
+
+// end handles the end of the body without [DONE].
+func (d *Decoder) end() {
+	if err := d.events.Err(); err != nil {
+		if errors.Is(err, sse.ErrLineTooLong) {
+			d.err = &transport.Error{Kind: protocol.ErrStream, Message: "read chunk: " + err.Error()}
+			return
+		}
+		d.err = err
+		return
+	}
+	if d.finish != "" {
+		d.complete()
+		return
+	}
+	msg := "stream ended without [DONE]"
+	if !d.sawData {
+		if e, ok := parseAPIError(d.head.buf); ok {
+			d.err = e.transportError()
+			return
+		}
+		if len(bytes.TrimSpace(d.head.buf)) > 0 {
+			msg += "; body: " + clip(d.head.buf)
+		}
+	}
+	d.err = &transport.Error{Kind: protocol.ErrStream, Message: msg}
+}
+
+// stopReason maps the finish_reason to the internal stop reason. Tool use is derived
+// from the calls actually made, since several servers say "stop" for tool calls.
+func (d *Decoder) stopReason() string {
+	switch d.finish {
+	case "length":
+		return "max_tokens"
+	case "content_filter":
+		return "refusal"
+	}
+	if d.emitted > 0 {
+		return "tool_use"
+	}
+	switch d.finish {
+	case "", "stop", "eos", "end_turn", "stop_sequence", "tool_calls", "function_call":
+		if d.refused {
+			return "refusal"
+		}
+		return "end_turn"
+	}
+	return d.finish
+}
+
+// normalizeUsage converts Chat usage to the internal form, where input excludes cached
+// tokens.
+func normalizeUsage(u usage) protocol.Usage {
+	cached := u.PromptCacheHitTokens
+	if u.PromptTokensDetails != nil && u.PromptTokensDetails.CachedTokens > 0 {
+		cached = u.PromptTokensDetails.CachedTokens
+	}
+	cached = max(cached, 0)
+	return protocol.Usage{
+		Input:     max(u.PromptTokens-cached, 0),
+		Output:    max(u.CompletionTokens, 0),
+		CacheRead: cached,
+	}
+}
+
+// headReader keeps the first bytes of a body until stop is called.
+type headReader struct {
+	r       io.Reader
+	buf     []byte
+	stopped bool
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if !h.stopped {
+		if room := maxHead - len(h.buf); room > 0 {
+			h.buf = append(h.buf, p[:min(n, room)]...)
+		}
+	}
+	return n, err
+}
+
+func (h *headReader) stop() {
+	h.stopped = true
+	h.buf = nil
+}

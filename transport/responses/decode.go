@@ -1,0 +1,375 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/sse"
+)
+
+// maxHead is how much of a body the decoder keeps until the first event, to recognise
+// a 200 response whose body is a bare JSON error.
+const maxHead = 64 << 10
+
+// Decoder turns a Responses API event stream into protocol messages: text and thinking
+// (raw reasoning or reasoning summaries) deltas as they arrive, each function call
+// once when its output item is done (or at response.completed, in output order), then
+// usage and one stop at response.completed or response.incomplete. response.failed and
+// error events end the stream with a classified *transport.Error, and so does a body
+// that ends without a terminal event. Unknown events are ignored. It is not safe for
+// concurrent use.
+type Decoder struct {
+	events *sse.Decoder
+	head   *headReader
+
+	queue []protocol.Message // queue[qi:] is not yet yielded
+	qi    int
+	msg   protocol.Message
+	err   error
+	done  bool
+
+	sawEvent bool
+	refused  bool
+	calls    []*fnCall // in arrival order
+	byItem   map[string]*fnCall
+	byOutput map[int]*fnCall
+	emitted  int // function calls yielded so far
+}
+
+// fnCall is one function call being accumulated.
+type fnCall struct {
+	outputIndex int
+	itemID      string
+	callID      string
+	name        string
+	args        []byte
+	emitted     bool
+}
+
+// NewDecoder returns a decoder reading the response body r.
+func NewDecoder(r io.Reader) *Decoder {
+	h := &headReader{r: r}
+	return &Decoder{events: sse.NewDecoder(h), head: h, byItem: map[string]*fnCall{}, byOutput: map[int]*fnCall{}}
+}
+
+// Message returns the message read by the last successful Next.
+func (d *Decoder) Message() protocol.Message { return d.msg }
+
+// Err returns nil after a complete stream, otherwise why it is incomplete: a
+// *transport.Error for anything the server sent, or the body's read error.
+func (d *Decoder) Err() error { return d.err }
+
+// Next advances to the next message. It returns false at the end of the stream or on
+// an error.
+func (d *Decoder) Next() bool {
+	for d.qi == len(d.queue) {
+		if d.done || d.err != nil {
+			return false
+		}
+		d.queue, d.qi = d.queue[:0], 0
+		d.step()
+	}
+	d.msg = d.queue[d.qi]
+	d.qi++
+	return true
+}
+
+// step reads one SSE event and queues what it produces.
+func (d *Decoder) step() {
+	if !d.events.Next() {
+		d.end()
+		return
+	}
+	ev := d.events.Event()
+	data := bytes.TrimSpace(ev.Data)
+	if ev.Comment || len(data) == 0 || bytes.Equal(data, []byte("[DONE]")) {
+		return
+	}
+	if !d.sawEvent {
+		d.sawEvent = true
+		d.head.stop()
+	}
+	var et eventType
+	if err := json.Unmarshal(data, &et); err != nil {
+		d.err = &transport.Error{Kind: protocol.ErrStream, Message: "decode event: " + jsonProblem(err) + ": " + clip(data)}
+		return
+	}
+	typ := et.Type
+	if typ == "" {
+		if e, ok := parseAPIError(data); ok {
+			d.err = e.transportError("error")
+			return
+		}
+		typ = ev.Type
+	}
+	if !handled(typ) {
+		return // built-in tool events, content parts, lifecycle events, future events
+	}
+	var e event
+	if err := json.Unmarshal(data, &e); err != nil {
+		d.err = &transport.Error{Kind: protocol.ErrStream, Message: "decode " + typ + ": " + jsonProblem(err)}
+		return
+	}
+	d.apply(typ, &e)
+}
+
+// handled reports whether the decoder reads events of type typ.
+func handled(typ string) bool {
+	switch typ {
+	case "response.output_text.delta", "response.refusal.delta",
+		"response.reasoning_text.delta", "response.reasoning_summary_text.delta",
+		"response.reasoning_summary_part.added",
+		"response.output_item.added", "response.output_item.done",
+		"response.function_call_arguments.delta", "response.function_call_arguments.done",
+		"response.completed", "response.incomplete", "response.failed", "error":
+		return true
+	}
+	return false
+}
+
+// apply queues the output of one handled event.
+func (d *Decoder) apply(typ string, e *event) {
+	switch typ {
+	case "response.output_text.delta":
+		d.emit(protocol.KindText, e.Delta)
+	case "response.refusal.delta":
+		d.refused = d.refused || e.Delta != ""
+		d.emit(protocol.KindText, e.Delta)
+	case "response.reasoning_text.delta", "response.reasoning_summary_text.delta":
+		d.emit(protocol.KindThinking, e.Delta)
+	case "response.reasoning_summary_part.added":
+		if e.SummaryIndex > 0 {
+			d.emit(protocol.KindThinking, "\n\n") // summary parts are paragraphs
+		}
+	case "response.output_item.added":
+		if e.Item != nil && e.Item.Type == "function_call" {
+			c := d.callFor(e.OutputIndex, e.Item.ID)
+			c.update(e.Item)
+		}
+	case "response.function_call_arguments.delta":
+		c := d.callFor(e.OutputIndex, e.ItemID)
+		c.args = append(c.args, e.Delta...)
+	case "response.function_call_arguments.done":
+		c := d.callFor(e.OutputIndex, e.ItemID)
+		if e.Arguments != nil {
+			c.args = append(c.args[:0], *e.Arguments...)
+		}
+		if c.name == "" {
+			c.name = e.Name
+		}
+	case "response.output_item.done":
+		if e.Item != nil && e.Item.Type == "function_call" {
+			c := d.callFor(e.OutputIndex, e.Item.ID)
+			c.update(e.Item)
+			d.emitCall(c)
+		}
+	case "response.completed":
+		d.flushCalls()
+		reason := "end_turn"
+		switch {
+		case d.emitted > 0:
+			reason = "tool_use"
+		case d.refused:
+			reason = "refusal"
+		}
+		d.finish(e, reason)
+	case "response.incomplete":
+		reason := "incomplete"
+		if e.Response != nil && e.Response.IncompleteDetails != nil && e.Response.IncompleteDetails.Reason != "" {
+			reason = e.Response.IncompleteDetails.Reason
+		}
+		switch reason {
+		case "max_output_tokens":
+			reason = "max_tokens"
+		case "content_filter":
+			reason = "refusal"
+		}
+		d.finish(e, reason)
+	case "response.failed":
+		var ae apiError
+		if e.Response != nil && e.Response.Error != nil {
+			ae = e.Response.Error.apiError()
+		}
+		d.err = ae.transportError("response failed")
+	case "error":
+		o := e.errorObject
+		if e.Error != nil {
+			o = *e.Error
+		}
+		d.err = o.apiError().transportError("error event")
+	}
+}
+
+func (d *Decoder) emit(kind protocol.Kind, text string) {
+	if text != "" {
+		d.queue = append(d.queue, protocol.Message{Kind: kind, Text: text})
+	}
+}
+
+// callFor returns the call an event belongs to, by item id, then by output index, and
+// the latest call when the event names neither; it opens a new call when none fits.
+func (d *Decoder) callFor(outputIndex *int, itemID string) *fnCall {
+	c := d.byItem[itemID]
+	if c == nil && outputIndex != nil {
+		c = d.byOutput[*outputIndex]
+	}
+	if c == nil && outputIndex == nil && itemID == "" && len(d.calls) > 0 {
+		c = d.calls[len(d.calls)-1]
+	}
+	if c == nil {
+		c = &fnCall{outputIndex: len(d.calls)}
+		if outputIndex != nil {
+			c.outputIndex = *outputIndex
+		}
+		d.calls = append(d.calls, c)
+		d.byOutput[c.outputIndex] = c
+	}
+	if c.itemID == "" && itemID != "" {
+		c.itemID = itemID
+		d.byItem[itemID] = c
+	}
+	return c
+}
+
+// update takes what a function_call item says; the item's full arguments win over the
+// deltas.
+func (c *fnCall) update(it *item) {
+	if it.CallID != "" {
+		c.callID = it.CallID
+	}
+	if it.Name != "" {
+		c.name = it.Name
+	}
+	if it.Arguments != nil && (*it.Arguments != "" || len(c.args) == 0) {
+		c.args = append(c.args[:0], *it.Arguments...)
+	}
+}
+
+// emitCall queues c unless it was queued before. A call without a name cannot be
+// answered and is dropped; the call id falls back to the item id.
+func (d *Decoder) emitCall(c *fnCall) {
+	if c.emitted {
+		return
+	}
+	c.emitted = true
+	if c.name == "" {
+		return
+	}
+	id := c.callID
+	if id == "" {
+		id = c.itemID
+	}
+	if id == "" {
+		id = "call_" + strconv.Itoa(d.emitted)
+	}
+	input := string(bytes.TrimSpace(c.args))
+	if input == "" {
+		input = "{}"
+	}
+	d.queue = append(d.queue, protocol.Message{Kind: protocol.KindToolCall,
+		Call: protocol.ToolCall{Name: c.name, ID: id, Input: input}})
+	d.emitted++
+}
+
+// flushCalls queues the calls not yet queued, in output order.
+func (d *Decoder) flushCalls() {
+	pending := slices.Clone(d.calls)
+	slices.SortStableFunc(pending, func(a, b *fnCall) int { return a.outputIndex - b.outputIndex })
+	for _, c := range pending {
+		d.emitCall(c)
+	}
+}
+
+// finish queues usage and the stop, and ends the stream.
+func (d *Decoder) finish(e *event, reason string) {
+	var u protocol.Usage
+	if e.Response != nil && e.Response.Usage != nil {
+		u = normalizeUsage(*e.Response.Usage)
+	}
+	d.queue = append(d.queue,
+		protocol.Message{Kind: protocol.KindUsage, Usage: u},
+		protocol.Message{Kind: protocol.KindStop, Reason: reason})
+	d.done = true
+}
+
+// end handles the end of the body before a terminal event.
+func (d *Decoder) end() {
+	if err := d.events.Err(); err != nil {
+		if errors.Is(err, sse.ErrLineTooLong) {
+			d.err = &transport.Error{Kind: protocol.ErrStream, Message: "read event: " + err.Error()}
+			return
+		}
+		d.err = err
+		return
+	}
+	msg := "stream ended without response.completed"
+	if !d.sawEvent {
+		if e, ok := parseAPIError(d.head.buf); ok {
+			d.err = e.transportError("error")
+			return
+		}
+		if len(bytes.TrimSpace(d.head.buf)) > 0 {
+			msg += "; body: " + clip(d.head.buf)
+		}
+	}
+	d.err = &transport.Error{Kind: protocol.ErrStream, Message: msg}
+}
+
+// normalizeUsage converts Responses usage to the internal form, where input excludes
+// cached tokens.
+func normalizeUsage(u usage) protocol.Usage {
+	cached := u.CachedTokens
+	if u.InputTokensDetails != nil && u.InputTokensDetails.CachedTokens > 0 {
+		cached = u.InputTokensDetails.CachedTokens
+	}
+	cached = max(cached, 0)
+	return protocol.Usage{
+		Input:     max(u.InputTokens-cached, 0),
+		Output:    max(u.OutputTokens, 0),
+		CacheRead: cached,
+	}
+}
+
+// jsonProblem names what is wrong with a payload without repeating it.
+func jsonProblem(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "invalid JSON at offset " + strconv.FormatInt(se.Offset, 10)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return "not an event object"
+		}
+		return "unexpected type of " + te.Field
+	}
+	return "invalid JSON"
+}
+
+// headReader keeps the first bytes of a body until stop is called.
+type headReader struct {
+	r       io.Reader
+	buf     []byte
+	stopped bool
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if !h.stopped {
+		if room := maxHead - len(h.buf); room > 0 {
+			h.buf = append(h.buf, p[:min(n, room)]...)
+		}
+	}
+	return n, err
+}
+
+func (h *headReader) stop() {
+	h.stopped = true
+	h.buf = nil
+}

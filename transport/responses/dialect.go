@@ -1,0 +1,107 @@
+// Package responses speaks the OpenAI Responses API streaming format: it turns a
+// Claude-shaped protocol.Request into a /responses request and the typed event stream
+// back into protocol messages.
+package responses
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport"
+)
+
+// DefaultBaseURL is the OpenAI API root used when Config.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// Config describes one Responses API endpoint.
+type Config struct {
+	// BaseURL is the API root that "/responses" is appended to; a trailing slash is
+	// trimmed. Empty means DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer <key>" when it is not empty.
+	APIKey string
+	// Headers are added to every request.
+	Headers map[string]string
+}
+
+// Dialect is the Responses API wire format of one endpoint. It implements
+// transport.Dialect and is safe for concurrent use.
+type Dialect struct {
+	endpoint string
+	cfg      Config
+}
+
+var _ transport.Dialect = (*Dialect)(nil)
+
+// New returns the dialect for cfg, with its defaults filled in.
+func New(cfg Config) *Dialect {
+	cfg.BaseURL = strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	return &Dialect{endpoint: cfg.BaseURL + "/responses", cfg: cfg}
+}
+
+// NewRequest builds the streaming POST {base}/responses request for req.
+func (d *Dialect) NewRequest(ctx context.Context, req protocol.Request) (*http.Request, error) {
+	input, err := convertInput(req.Messages)
+	if err != nil {
+		return nil, err
+	}
+	r := request{
+		Model:           req.Model,
+		Instructions:    req.System,
+		Input:           input,
+		Tools:           convertTools(req.Tools),
+		MaxOutputTokens: req.MaxTokens,
+		Stream:          true,
+	}
+	if req.Thinking.Mode == "enabled" || req.Thinking.Mode == "adaptive" {
+		r.Reasoning = &reasoning{Effort: req.Thinking.Effort}
+		if r.Reasoning.Effort == "" {
+			r.Reasoning.Effort = "high"
+		}
+	}
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("encode responses request: %w", err)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, d.endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("new responses request: %w", err)
+	}
+	h := hreq.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	if d.cfg.APIKey != "" {
+		h.Set("Authorization", "Bearer "+d.cfg.APIKey)
+	}
+	for k, v := range d.cfg.Headers {
+		h.Set(k, v)
+	}
+	return hreq, nil
+}
+
+// NewDecoder returns a decoder of one successful streaming response body.
+func (d *Dialect) NewDecoder(body io.Reader) transport.Decoder { return NewDecoder(body) }
+
+// ErrorMessage extracts the message and the error type word (type, else code) from an
+// error body: {"error":{"message","type","code"}}, {"error":"text"} or the flat
+// {"message","type","code"}. It returns "" for a body of no known shape.
+func (d *Dialect) ErrorMessage(body []byte) (msg, typ string) {
+	e, ok := parseAPIError(body)
+	if !ok {
+		return "", ""
+	}
+	typ = e.Type
+	if typ == "" {
+		typ = e.Code
+	}
+	return e.Message, typ
+}

@@ -1,0 +1,88 @@
+package responses
+
+import "encoding/json"
+
+// request is the body of POST /responses.
+type request struct {
+	Model           string      `json:"model"`
+	Instructions    string      `json:"instructions,omitempty"`
+	Input           []inputItem `json:"input"`
+	Tools           []tool      `json:"tools,omitempty"`
+	MaxOutputTokens int         `json:"max_output_tokens,omitempty"`
+	Reasoning       *reasoning  `json:"reasoning,omitempty"`
+	Stream          bool        `json:"stream"`
+}
+
+type reasoning struct {
+	Effort string `json:"effort"`
+}
+
+// inputItem is one input entry: a message ({"role","content"}), a function_call or a
+// function_call_output. Content and Output are pointers so that an empty string is
+// still sent.
+type inputItem struct {
+	Type      string  `json:"type,omitempty"`
+	Role      string  `json:"role,omitempty"`
+	Content   *string `json:"content,omitempty"`
+	CallID    string  `json:"call_id,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	Arguments string  `json:"arguments,omitempty"`
+	Output    *string `json:"output,omitempty"`
+}
+
+// tool is a function tool. Strict is sent as false: the API's strict mode demands
+// schemas (every property required, no extra properties) that agent tools do not
+// follow.
+type tool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      bool            `json:"strict"`
+}
+
+// eventType is the part of every event read before its type is known.
+type eventType struct {
+	Type string `json:"type"`
+}
+
+// event holds the members of the events the decoder handles; unknown members are
+// ignored.
+type event struct {
+	OutputIndex  *int    `json:"output_index"`
+	ItemID       string  `json:"item_id"`
+	SummaryIndex int     `json:"summary_index"`
+	Delta        string  `json:"delta"`
+	Name         string  `json:"name"`
+	Arguments    *string `json:"arguments"`
+	Item         *item   `json:"item"`
+	Response     *struct {
+		Usage             *usage       `json:"usage"`
+		Error             *errorObject `json:"error"`
+		IncompleteDetails *struct {
+			Reason string `json:"reason"`
+		} `json:"incomplete_details"`
+	} `json:"response"`
+	// The top-level error event has its members at the top, or nested in error.
+	Error *errorObject `json:"error"`
+	errorObject
+}
+
+// item is an output item; only function_call items matter here.
+type item struct {
+	Type      string  `json:"type"`
+	ID        string  `json:"id"`
+	CallID    string  `json:"call_id"`
+	Name      string  `json:"name"`
+	Arguments *string `json:"arguments"`
+}
+
+type usage struct {
+	InputTokens        int64 `json:"input_tokens"`
+	OutputTokens       int64 `json:"output_tokens"`
+	InputTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	// CachedTokens is where some compatible servers put the cached count.
+	CachedTokens int64 `json:"cached_tokens"`
+}
