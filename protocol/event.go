@@ -1,10 +1,12 @@
 package protocol
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // Envelope holds what a writer adds around an event: Seq and TS in events.jsonl,
@@ -34,7 +36,8 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		o.int("seq", env.Seq)
 	}
 	if !env.TS.IsZero() && m.Kind != KindSessionStart {
-		o.str("ts", env.TS.UTC().Format(TimeFormat))
+		o.key("ts")
+		o.buf = appendTime(o.buf, env.TS)
 	}
 	if m.Kind != KindSessionStart && m.Kind != KindResult {
 		o.strOpt("session_id", env.SessionID)
@@ -97,6 +100,7 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		o.str("thinking", s.Thinking)
 		o.str("text", s.Text)
 		o.strOpt("description", s.Description)
+		o.strOpt("prompt", s.Prompt)
 		o.strOpt("timestamp", s.Timestamp)
 	case KindSubAgentEnd:
 		s := subOrZero(m.Sub)
@@ -122,15 +126,7 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		}
 		o.str("ts", ts)
 	case KindResult:
-		b, err := json.Marshal(resultOrZero(m.Final))
-		if err != nil {
-			return dst, fmt.Errorf("encode event: %w", err)
-		}
-		// Splice the members of the marshalled object after the ones already written.
-		if len(b) > 2 {
-			o.buf = append(o.buf, ',')
-			o.buf = append(o.buf, b[1:len(b)-1]...)
-		}
+		appendResult(&o, resultOrZero(m.Final))
 	}
 	if m.Parent != "" {
 		o.str("parent_tool_use_id", m.Parent)
@@ -181,8 +177,15 @@ type wireEvent struct {
 }
 
 // ParseEvent decodes one event line written by AppendEvent. Unknown fields are
-// ignored; an unknown type is ErrNotEvent.
+// ignored; a JSON object with an unknown or missing type is ErrNotEvent. What it returns
+// is what AppendEvent writes: a usage event without a kind is an "agent" one, a missing
+// tools list is empty, and a tool input or structured output that spans lines is
+// compacted; invalid UTF-8 becomes U+FFFD. So ParseEvent(AppendEvent(m)) is m for
+// every message it returns.
 func ParseEvent(line []byte) (Message, Envelope, error) {
+	if t := bytes.TrimLeft(line, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return Message{}, Envelope{}, errors.New("parse event: not a JSON object")
+	}
 	var w wireEvent
 	if err := json.Unmarshal(line, &w); err != nil {
 		return Message{}, Envelope{}, fmt.Errorf("parse event: %w", err)
@@ -213,6 +216,9 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 	case KindUsage:
 		m.Usage = Usage{Input: w.In, Output: w.Out, CacheRead: w.CacheRead, CacheCreation: w.CacheNew}
 		m.UsageKind, m.SubSession = w.Kind, w.SubID
+		if m.UsageKind == "" {
+			m.UsageKind = "agent"
+		}
 	case KindStop:
 		m.Reason = w.Reason
 	case KindContextUpdate:
@@ -225,18 +231,22 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 		m.Sub = &SubAgent{SessionID: w.SubID, Timestamp: w.Timestamp, Description: w.Desc, Prompt: w.Prompt}
 	case KindSubAgentResult:
 		m.Sub = &SubAgent{SessionID: w.SubID, Status: w.Status, Thinking: w.Thinking, Text: w.Text,
-			Description: w.Desc, Timestamp: w.Timestamp,
+			Description: w.Desc, Prompt: w.Prompt, Timestamp: w.Timestamp,
 			Usage: Usage{Input: w.In, Output: w.Out, CacheRead: w.CacheRead, CacheCreation: w.CacheNew}}
 	case KindSubAgentEnd:
 		m.Sub = &SubAgent{SessionID: w.SubID, Timestamp: w.Timestamp, Status: w.Status}
 	case KindSessionStart:
 		m.Session = &SessionStart{SessionID: w.SessionID, JobID: w.JobID, Provider: w.Provider,
 			Model: w.Model, Cwd: w.Cwd, Tools: w.Tools, TS: w.TS}
+		if m.Session.Tools == nil {
+			m.Session.Tools = []string{}
+		}
 	case KindResult:
 		var r Result
 		if err := json.Unmarshal(line, &r); err != nil {
 			return Message{}, Envelope{}, fmt.Errorf("parse event: result: %w", err)
 		}
+		r.StructuredOutput = normalJSON(r.StructuredOutput, true)
 		m.Final = &r
 	}
 	return m, env, nil
@@ -251,8 +261,24 @@ func inputText(raw json.RawMessage) string {
 			return s
 		}
 	}
-	if string(raw) == "null" {
-		return ""
+	return string(normalJSON(raw, false))
+}
+
+// normalJSON returns a JSON value read from an event line as AppendEvent writes it:
+// nil for null, invalid UTF-8 (only possible inside strings) replaced, and compacted
+// when it spans lines, or always when compact is set.
+func normalJSON(raw json.RawMessage, compact bool) json.RawMessage {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
 	}
-	return string(raw)
+	if !utf8.Valid(raw) {
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+	}
+	if compact || bytes.ContainsAny(raw, "\r\n") {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err == nil {
+			return buf.Bytes()
+		}
+	}
+	return raw
 }

@@ -3,7 +3,9 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -99,9 +101,56 @@ func (o *jsonObject) bool(k string, v bool) {
 	o.buf = strconv.AppendBool(o.buf, v)
 }
 
-func (o *jsonObject) raw(k string, v []byte) {
-	o.key(k)
-	o.buf = append(o.buf, v...)
+// appendTime appends t as a JSON string in TimeFormat: UTC, milliseconds. It is
+// t.UTC().AppendFormat written out, since every events.jsonl line has one.
+func appendTime(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		dst = append(dst, '"')
+		return append(t.AppendFormat(dst, TimeFormat), '"')
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(dst, '"',
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z', '"')
+}
+
+// appendFloat appends f as a JSON number in the shortest form that reads back exactly,
+// in the notation encoding/json uses. f must be finite.
+func appendFloat(dst []byte, f float64) []byte {
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, f, format, -1, 64)
+	if format == 'e' {
+		// Shorten a two-digit negative exponent, e-07, to e-7.
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}
+
+// appendJSONValue appends raw, which should hold one JSON value: compacted when it is
+// valid JSON in valid UTF-8, null when it is empty, and otherwise as a JSON string of
+// its text, so the output stays valid whatever raw holds.
+func appendJSONValue(dst []byte, raw []byte) []byte {
+	if len(raw) == 0 {
+		return append(dst, "null"...)
+	}
+	if utf8.Valid(raw) && json.Valid(raw) {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, raw); err == nil {
+			return append(dst, buf.Bytes()...)
+		}
+	}
+	return appendString(dst, string(raw))
 }
 
 func (o *jsonObject) strings(k string, v []string) {

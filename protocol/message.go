@@ -254,3 +254,7 @@ type SessionStart struct {
 
 // SchemaVersion is the version of the event schema, written in every session_start.
 const SchemaVersion = 1
+
+// CompactMarker starts the instruction of a compaction summary request, so a scripted
+// model can recognise one.
+const CompactMarker = "[agentrun:compact]"

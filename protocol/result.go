@@ -1,6 +1,9 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Status is the outcome of a session, the same word in its result event, result.json
 // and every summary.
@@ -78,4 +81,66 @@ type Check struct {
 	ExitCode   int    `json:"exit_code"`
 	DurationMS int64  `json:"duration_ms"`
 	Output     string `json:"output"`
+}
+
+// appendResult writes the members of a result event after the ones o already holds.
+// It never fails: a cost that is not a finite number is null, and a structured output
+// that is not valid JSON is carried as a string.
+func appendResult(o *jsonObject, r Result) {
+	o.str("session_id", r.SessionID)
+	o.str("job_id", r.JobID)
+	o.str("status", string(r.Status))
+	o.bool("is_error", r.IsError)
+	o.str("stop_reason", r.StopReason)
+	o.int("num_turns", int64(r.NumTurns))
+	o.int("duration_ms", r.DurationMS)
+	o.int("duration_api_ms", r.DurationAPIMS)
+	o.key("usage")
+	u := jsonObject{buf: append(o.buf, '{'), first: true}
+	u.int("input_tokens", r.Usage.Input)
+	u.int("output_tokens", r.Usage.Output)
+	u.int("cache_read_input_tokens", r.Usage.CacheRead)
+	u.int("cache_creation_input_tokens", r.Usage.CacheCreation)
+	o.buf = append(u.buf, '}')
+	o.key("total_cost_usd")
+	if c := r.TotalCostUSD; c != nil && !math.IsNaN(*c) && !math.IsInf(*c, 0) {
+		o.buf = appendFloat(o.buf, *c)
+	} else {
+		o.buf = append(o.buf, "null"...)
+	}
+	o.str("result", r.Result)
+	o.key("structured_output")
+	o.buf = appendJSONValue(o.buf, r.StructuredOutput)
+	o.key("checks")
+	if r.Checks == nil {
+		o.buf = append(o.buf, "null"...)
+	} else {
+		o.buf = append(o.buf, '[')
+		for i, c := range r.Checks {
+			if i > 0 {
+				o.buf = append(o.buf, ',')
+			}
+			co := jsonObject{buf: append(o.buf, '{'), first: true}
+			co.str("name", c.Name)
+			co.bool("passed", c.Passed)
+			co.int("exit_code", int64(c.ExitCode))
+			co.int("duration_ms", c.DurationMS)
+			co.str("output", c.Output)
+			o.buf = append(co.buf, '}')
+		}
+		o.buf = append(o.buf, ']')
+	}
+	o.key("error")
+	if r.Error == nil {
+		o.buf = append(o.buf, "null"...)
+	} else {
+		eo := jsonObject{buf: append(o.buf, '{'), first: true}
+		eo.str("kind", r.Error.Kind)
+		eo.str("message", r.Error.Message)
+		o.buf = append(eo.buf, '}')
+	}
+	o.int("retries", int64(r.Retries))
+	o.int("attempts", int64(r.Attempts))
+	o.strOpt("spec_digest", r.SpecDigest)
+	o.strOpt("key", r.Key)
 }
