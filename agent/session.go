@@ -1,0 +1,337 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun/agent/tools"
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// End says why a Run ended.
+type End uint8
+
+// The ways a Run ends.
+const (
+	// EndCompleted: the model ended its turn (end_turn, stop_sequence, refusal, …).
+	EndCompleted End = iota + 1
+	// EndMaxTurns: the model still wanted to call tools after MaxTurns calls.
+	EndMaxTurns
+	// EndMaxTokens: a response was cut off at max_tokens.
+	EndMaxTokens
+	// EndProvider: the provider failed (Outcome.Err says how).
+	EndProvider
+	// EndCancelled: the context ended (the caller knows why).
+	EndCancelled
+	// EndBudget: the session's budget is spent.
+	EndBudget
+	// EndSink: an event could not be written; the session stopped to lose nothing else.
+	EndSink
+)
+
+func (e End) String() string {
+	switch e {
+	case EndCompleted:
+		return "completed"
+	case EndMaxTurns:
+		return "max_turns"
+	case EndMaxTokens:
+		return "max_tokens"
+	case EndProvider:
+		return "provider"
+	case EndCancelled:
+		return "cancelled"
+	case EndBudget:
+		return "budget"
+	case EndSink:
+		return "sink"
+	}
+	return fmt.Sprintf("End(%d)", uint8(e))
+}
+
+// Outcome is what a Run reports.
+type Outcome struct {
+	End End
+	// StopReason is the provider's last stop reason.
+	StopReason string
+	// Err describes a failure (nil when End is EndCompleted).
+	Err *protocol.Error
+	// Turns counts the model calls of this Run.
+	Turns int
+	// Usage and CostUSD are the session's totals (compaction and sub-agents included);
+	// CostKnown is false when some model had no price.
+	Usage     protocol.Usage
+	CostUSD   float64
+	CostKnown bool
+	// APITime is the time spent waiting for models, tool time excluded.
+	APITime time.Duration
+	// FinalText is the text of the last assistant turn.
+	FinalText string
+}
+
+// Session is one conversation with a model. It is not safe for concurrent use.
+type Session struct {
+	cfg   Config
+	deps  Deps
+	depth int
+
+	tools   map[string]tools.Tool
+	specs   []protocol.ToolSpec
+	env     tools.Env
+	prompt  promptParts
+	conv    []protocol.Turn
+	summary string
+	stats   Stats
+	sinkErr error
+}
+
+// New prepares a session, loading its saved state from deps.Store when there is one.
+func New(cfg Config, deps Deps) (*Session, error) {
+	return newSession(cfg, deps, 0)
+}
+
+func newSession(cfg Config, deps Deps, depth int) (*Session, error) {
+	cfg.defaults()
+	deps.defaults()
+	if deps.Provider == nil || deps.Sink == nil {
+		return nil, errors.New("new session: provider and sink are required")
+	}
+	s := &Session{cfg: cfg, deps: deps, depth: depth, tools: map[string]tools.Tool{}}
+	policy, perr := tools.ParsePolicy(cfg.BashMode)
+	s.env = tools.Env{
+		Workspace: cfg.Workspace, Home: cfg.Home, Policy: policy, Timeout: cfg.ToolTimeout,
+		ProcEnv: cfg.ProcEnv, MaxOutput: cfg.MaxOutput, Activity: deps.Activity,
+	}
+	if err := s.selectTools(); err != nil {
+		return nil, err
+	}
+	prompt, err := buildPrompt(cfg, s.specNames())
+	if err != nil {
+		return nil, err
+	}
+	s.prompt = prompt
+	if perr != nil {
+		// An invalid mode denies everything; say so once in the prompt's rules.
+		s.prompt.notes = append(s.prompt.notes, "The bash_mode is invalid ("+perr.Error()+"), so every command and file access is denied.")
+	}
+	if deps.Store != nil {
+		st, err := deps.Store.Load()
+		if err != nil {
+			return nil, fmt.Errorf("new session: %w", err)
+		}
+		s.conv, s.summary, s.stats = st.Turns, st.Summary, st.Stats
+	}
+	return s, nil
+}
+
+// selectTools resolves the configured tool names.
+func (s *Session) selectTools() error {
+	names := s.cfg.Tools
+	if names == nil {
+		names = AllTools()
+	}
+	for _, name := range names {
+		if name == TaskToolName {
+			if s.depth >= s.cfg.SubAgents.MaxDepth {
+				continue // at the depth limit Task is not offered
+			}
+			t := &taskTool{parent: s}
+			s.tools[name] = t
+			s.specs = append(s.specs, t.Spec())
+			continue
+		}
+		t, ok := tools.Lookup(name)
+		if !ok {
+			return fmt.Errorf("new session: unknown tool %q", name)
+		}
+		s.tools[name] = t
+		s.specs = append(s.specs, t.Spec())
+	}
+	return nil
+}
+
+func (s *Session) specNames() []string {
+	out := make([]string, len(s.specs))
+	for i, sp := range s.specs {
+		out[i] = sp.Name
+	}
+	return out
+}
+
+// AllTools lists every tool name, built-in tools first and Task last.
+func AllTools() []string {
+	var out []string
+	for _, t := range tools.Builtin() {
+		out = append(out, t.Spec().Name)
+	}
+	return append(out, TaskToolName)
+}
+
+// Conversation returns a copy of the conversation window.
+func (s *Session) Conversation() []protocol.Turn {
+	return append([]protocol.Turn(nil), s.conv...)
+}
+
+// Stats returns the session's counters.
+func (s *Session) Stats() Stats { return s.stats }
+
+// Start writes the session_start event.
+func (s *Session) Start() error {
+	return s.emit(protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
+		SessionID: s.cfg.SessionID, JobID: s.cfg.JobID, Provider: s.cfg.Provider, Model: s.cfg.Model,
+		Cwd: s.cfg.Workspace, Tools: s.specNames(), TS: s.deps.Now().UTC().Format(protocol.TimeFormat),
+	}})
+}
+
+// emit writes m to the sink and remembers the first failure.
+func (s *Session) emit(m protocol.Message) error {
+	if err := s.deps.Sink.Write(m); err != nil {
+		if s.sinkErr == nil {
+			s.sinkErr = err
+		}
+		return err
+	}
+	return nil
+}
+
+// Run sends prompt as the next user message and works until the model ends its turn or
+// a limit stops it.
+func (s *Session) Run(ctx context.Context, prompt string) Outcome {
+	var out Outcome
+	var err error
+	if s.addUserText(prompt) {
+		err = s.persistAll()
+	} else {
+		err = s.persistAppend(len(s.conv) - 1)
+	}
+	s.stats.UserTurns++
+	if err != nil {
+		return s.finish(out, EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()})
+	}
+	for {
+		if ctx.Err() != nil {
+			return s.finish(out, EndCancelled, cancelError(ctx))
+		}
+		if s.sinkErr != nil {
+			return s.finish(out, EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: "write event: " + s.sinkErr.Error()})
+		}
+		if out.Turns >= s.cfg.MaxTurns {
+			e := &protocol.Error{Kind: protocol.ErrMaxTurns, Message: fmt.Sprintf("max turns (%d) reached", s.cfg.MaxTurns)}
+			s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
+			return s.finish(out, EndMaxTurns, e)
+		}
+		if s.stats.Requests > 0 {
+			s.maybeCompact(ctx, TriggerAuto)
+		}
+		res := s.call(ctx)
+		out.Turns++
+		out.APITime += res.apiTime
+		out.StopReason = res.stop
+		if text := res.text(); text != "" || len(res.blocks) > 0 {
+			out.FinalText = text
+		}
+		if err := s.persistCall(res); err != nil {
+			return s.finish(out, EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()})
+		}
+		switch {
+		case s.sinkErr != nil:
+			return s.finish(out, EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: "write event: " + s.sinkErr.Error()})
+		case ctx.Err() != nil:
+			return s.finish(out, EndCancelled, cancelError(ctx))
+		case res.err != nil:
+			return s.finish(out, EndProvider, res.err)
+		case s.overBudget():
+			e := &protocol.Error{Kind: protocol.ErrBudget, Message: s.budgetMessage()}
+			s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
+			return s.finish(out, EndBudget, e)
+		case res.stop == "max_tokens":
+			e := &protocol.Error{Kind: protocol.ErrMaxTokens, Message: "response truncated (max_tokens reached)"}
+			s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
+			return s.finish(out, EndMaxTokens, e)
+		case res.stop == "model_context_window_exceeded":
+			if !s.maybeCompact(ctx, TriggerOverflow) {
+				e := &protocol.Error{Kind: protocol.ErrMaxTokens, Message: "context window exceeded and compaction could not shrink it"}
+				s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
+				return s.finish(out, EndMaxTokens, e)
+			}
+		case len(res.results) > 0 || res.stop == "tool_use" || res.stop == "pause_turn":
+			// The model wants to go on.
+		case res.stop == "":
+			e := &protocol.Error{Kind: protocol.ErrStream, Message: "response ended without a stop reason"}
+			return s.finish(out, EndProvider, e)
+		default:
+			return s.finish(out, EndCompleted, nil)
+		}
+	}
+}
+
+// finish fills the totals of out.
+func (s *Session) finish(out Outcome, end End, err *protocol.Error) Outcome {
+	out.End, out.Err = end, err
+	out.Usage = s.stats.Usage()
+	out.CostUSD, out.CostKnown = s.stats.CostUSD, !s.stats.CostUnknown
+	s.stats.APIMillis += out.APITime.Milliseconds()
+	if err := s.saveStats(); err != nil && out.End == EndCompleted {
+		out.End, out.Err = EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}
+	}
+	return out
+}
+
+func cancelError(ctx context.Context) *protocol.Error {
+	msg := "cancelled"
+	if c := context.Cause(ctx); c != nil {
+		msg = c.Error()
+	}
+	return &protocol.Error{Kind: protocol.ErrCancelled, Message: msg}
+}
+
+// addUserText appends a user message, merging it into a trailing user turn (which holds
+// tool results when an earlier run stopped after its tools) so roles keep alternating.
+// It reports whether it merged.
+func (s *Session) addUserText(text string) bool {
+	if n := len(s.conv); n > 0 && s.conv[n-1].Role == protocol.RoleUser {
+		s.conv[n-1].Blocks = append(s.conv[n-1].Blocks, protocol.Block{Type: protocol.BlockText, Text: text})
+		return true
+	}
+	s.conv = append(s.conv, protocol.UserText(text))
+	return false
+}
+
+// overBudget reports whether the session spent its budget.
+func (s *Session) overBudget() bool {
+	b := s.cfg.Budget
+	if b.MaxCostUSD > 0 && s.stats.CostUSD >= b.MaxCostUSD {
+		return true
+	}
+	u := s.stats.Usage()
+	return b.MaxTokens > 0 && u.Input+u.Output+u.CacheRead+u.CacheCreation >= b.MaxTokens
+}
+
+func (s *Session) budgetMessage() string {
+	var parts []string
+	if s.cfg.Budget.MaxCostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("spent $%.4f of $%.4f", s.stats.CostUSD, s.cfg.Budget.MaxCostUSD))
+	}
+	if s.cfg.Budget.MaxTokens > 0 {
+		parts = append(parts, fmt.Sprintf("used %d of %d tokens", s.stats.Usage().Total(), s.cfg.Budget.MaxTokens))
+	}
+	return "budget exhausted: " + strings.Join(parts, ", ")
+}
+
+// account adds one model call's usage to the totals and its cost to what was spent.
+func (s *Session) account(model string, u protocol.Usage) {
+	s.stats.add(u)
+	if s.deps.Cost == nil {
+		s.stats.CostUnknown = true
+		return
+	}
+	usd, ok := s.deps.Cost(model, u)
+	if !ok {
+		s.stats.CostUnknown = true
+		return
+	}
+	s.stats.CostUSD += usd
+}

@@ -1,0 +1,127 @@
+package tools
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxSymlinks bounds the links realPath follows, like the kernel's ELOOP limit.
+const maxSymlinks = 40
+
+// maxOutput returns the byte cap of one result.
+func (e *Env) maxOutput() int {
+	if e == nil || e.MaxOutput <= 0 {
+		return DefaultMaxOutput
+	}
+	return e.MaxOutput
+}
+
+func (e *Env) workspace() string {
+	if e == nil {
+		return ""
+	}
+	return e.Workspace
+}
+
+func (e *Env) home() string {
+	if e == nil {
+		return ""
+	}
+	return e.Home
+}
+
+// absPath turns a tool's path argument into a clean absolute path: "~" and "~/…"
+// resolve against Home, relative paths against Workspace, and "" is the workspace.
+func absPath(env *Env, p string) string {
+	switch {
+	case p == "~" || strings.HasPrefix(p, "~/"):
+		if h := env.home(); h != "" {
+			return filepath.Join(h, p[1:])
+		}
+	case filepath.IsAbs(p):
+		return filepath.Clean(p)
+	}
+	ws := env.workspace()
+	if ws == "" {
+		ws = string(filepath.Separator)
+	}
+	return filepath.Join(ws, p)
+}
+
+// realPath resolves the symbolic links of an absolute path the way the kernel would
+// when opening or creating it: links in the existing part are followed (also dangling
+// ones, whose target is where a write would land), and the missing rest is appended
+// as written. It never fails; at the link limit it returns the path reached so far.
+func realPath(p string) string {
+	rest := splitPath(p)
+	resolved := string(filepath.Separator)
+	links := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		links++
+		target, err := os.Readlink(next)
+		if err != nil || links > maxSymlinks {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		if filepath.IsAbs(target) {
+			resolved = string(filepath.Separator)
+		}
+		rest = append(splitPath(target), rest...)
+	}
+	return resolved
+}
+
+func splitPath(p string) []string {
+	return strings.Split(filepath.ToSlash(p), "/")
+}
+
+// within reports whether the clean absolute path p is dir or lies below it.
+func within(dir, p string) bool {
+	if dir == "" {
+		return false
+	}
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+// hasDotDot reports whether the path has a ".." element.
+func hasDotDot(p string) bool {
+	for _, c := range splitPath(p) {
+		if c == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// displayPath shows an absolute path relative to the workspace when it lies inside.
+func displayPath(env *Env, p string) string {
+	ws := env.workspace()
+	if ws != "" && within(ws, p) {
+		if rel, err := filepath.Rel(ws, p); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return p
+}

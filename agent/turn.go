@@ -1,0 +1,238 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun/agent/tools"
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// callResult is one model call: the assistant turn as it arrived and the results of the
+// tools it called.
+type callResult struct {
+	blocks  []protocol.Block
+	results []protocol.Block
+	usage   protocol.Usage
+	stop    string
+	err     *protocol.Error
+	apiTime time.Duration
+}
+
+func (r *callResult) text() string {
+	var b strings.Builder
+	for _, bl := range r.blocks {
+		if bl.Type == protocol.BlockText {
+			b.WriteString(bl.Text)
+		}
+	}
+	return b.String()
+}
+
+// request builds the next model request from the conversation.
+func (s *Session) request() protocol.Request {
+	return protocol.Request{
+		Model:     s.cfg.Model,
+		System:    s.prompt.render(s.summary),
+		Messages:  s.conv,
+		Tools:     s.specs,
+		MaxTokens: s.cfg.MaxTokens,
+		Thinking:  s.cfg.Thinking,
+	}
+}
+
+// call makes one model call, running each tool as soon as its call is complete.
+func (s *Session) call(ctx context.Context) callResult {
+	req := s.request()
+	var a assembler
+	var res callResult
+	var toolTime time.Duration
+	start := s.deps.Now()
+stream:
+	for m := range s.deps.Provider.Stream(ctx, req) {
+		switch m.Kind {
+		case protocol.KindText:
+			a.text(m.Text)
+		case protocol.KindThinking:
+			a.thinking(m)
+		case protocol.KindToolCall:
+			if s.emit(m) != nil {
+				break stream
+			}
+			t0 := s.deps.Now()
+			tr := s.runTool(ctx, m.Call)
+			toolTime += s.deps.Now().Sub(t0)
+			a.toolUse(m.Call)
+			res.results = append(res.results, protocol.Block{Type: protocol.BlockToolResult,
+				ToolUseID: tr.ToolUseID, Content: tr.Content, IsError: tr.IsError})
+			s.emit(protocol.Message{Kind: protocol.KindToolResult, Result: tr})
+			continue
+		case protocol.KindUsage:
+			res.usage = m.Usage
+			m.UsageKind = "agent"
+		case protocol.KindStop:
+			res.stop = m.Reason
+		case protocol.KindRetry:
+			a = assembler{}
+			res = callResult{}
+		case protocol.KindError:
+			e := m.Err
+			res.err = &e
+		}
+		if s.emit(m) != nil {
+			break stream
+		}
+	}
+	res.blocks = a.finish()
+	res.apiTime = s.deps.Now().Sub(start) - toolTime
+	s.stats.Requests++
+	if res.usage != (protocol.Usage{}) {
+		s.account(s.cfg.Model, res.usage)
+		if t := res.usage.Total(); t > 0 {
+			s.stats.CurrentContext = t
+		}
+	}
+	return res
+}
+
+// runTool runs one call and never panics: a failing or panicking tool becomes an
+// error result the model can read.
+func (s *Session) runTool(ctx context.Context, call protocol.ToolCall) (tr protocol.ToolResult) {
+	tr = protocol.ToolResult{ToolUseID: call.ID, Name: call.Name}
+	t, ok := s.tools[call.Name]
+	if !ok {
+		tr.Content, tr.IsError = fmt.Sprintf("unknown tool %q; available tools: %s", call.Name, strings.Join(s.specNames(), ", ")), true
+		return tr
+	}
+	input := strings.TrimSpace(call.Input)
+	if input == "" {
+		input = "{}"
+	}
+	if !json.Valid([]byte(input)) || input[0] != '{' {
+		tr.Content, tr.IsError = "invalid tool input: not a JSON object: "+tools.Truncate(call.Input, 500), true
+		return tr
+	}
+	if err := ctx.Err(); err != nil {
+		tr.Content, tr.IsError = "not run: the session was cancelled", true
+		return tr
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			tr.Content, tr.IsError = fmt.Sprintf("tool %s panicked: %v", call.Name, v), true
+		}
+	}()
+	var r tools.Result
+	if tt, ok := t.(*taskTool); ok {
+		r = tt.runTask(ctx, call.ID, json.RawMessage(input))
+	} else {
+		r = t.Run(ctx, &s.env, json.RawMessage(input))
+	}
+	max := s.cfg.MaxOutput
+	if max <= 0 {
+		max = tools.DefaultMaxOutput
+	}
+	tr.Content, tr.IsError = tools.Truncate(r.Content, max), r.IsError
+	return tr
+}
+
+// assembler rebuilds the assistant turn from the stream, blocks in arrival order.
+type assembler struct {
+	blocks  []protocol.Block
+	cur     strings.Builder
+	curType protocol.BlockType
+}
+
+func (a *assembler) flush(signature string) {
+	if a.curType != 0 {
+		text := a.cur.String()
+		if text != "" || signature != "" {
+			a.blocks = append(a.blocks, protocol.Block{Type: a.curType, Text: text, Signature: signature})
+		}
+	}
+	a.cur.Reset()
+	a.curType = 0
+}
+
+func (a *assembler) text(t string) {
+	if a.curType != protocol.BlockText {
+		a.flush("")
+		a.curType = protocol.BlockText
+	}
+	a.cur.WriteString(t)
+}
+
+func (a *assembler) thinking(m protocol.Message) {
+	switch {
+	case m.Redacted != "":
+		a.flush("")
+		a.blocks = append(a.blocks, protocol.Block{Type: protocol.BlockRedactedThinking, Data: m.Redacted})
+	case m.Signature != "":
+		if a.curType != protocol.BlockThinking {
+			a.flush("")
+			a.curType = protocol.BlockThinking
+		}
+		a.cur.WriteString(m.Text)
+		a.flush(m.Signature)
+	default:
+		if a.curType != protocol.BlockThinking {
+			a.flush("")
+			a.curType = protocol.BlockThinking
+		}
+		a.cur.WriteString(m.Text)
+	}
+}
+
+func (a *assembler) toolUse(c protocol.ToolCall) {
+	a.flush("")
+	input := json.RawMessage(strings.TrimSpace(c.Input))
+	if len(input) == 0 || input[0] != '{' || !json.Valid(input) {
+		input = json.RawMessage("{}")
+	}
+	a.blocks = append(a.blocks, protocol.Block{Type: protocol.BlockToolUse, ID: c.ID, Name: c.Name, Input: input})
+}
+
+func (a *assembler) finish() []protocol.Block {
+	a.flush("")
+	return a.blocks
+}
+
+// persistCall appends the assistant turn and its tool results to the conversation.
+// A failed or cut-off response is kept when tools already ran, so every tool_use keeps
+// its tool_result and no side effect is forgotten; otherwise it is dropped.
+func (s *Session) persistCall(res callResult) error {
+	if len(res.blocks) == 0 {
+		return nil
+	}
+	if (res.err != nil || res.stop == "") && len(res.results) == 0 {
+		return nil
+	}
+	blocks := res.blocks
+	if res.err != nil || res.stop == "" {
+		// Keep the blocks up to the last tool use that ran; text after it is a fragment.
+		last := -1
+		for i, b := range blocks {
+			if b.Type == protocol.BlockToolUse {
+				last = i
+			}
+		}
+		blocks = blocks[:last+1]
+	}
+	first := len(s.conv)
+	s.conv = append(s.conv, protocol.Turn{Role: protocol.RoleAssistant, Blocks: blocks})
+	if len(res.results) > 0 {
+		results := append([]protocol.Block(nil), res.results...)
+		order := map[string]int{}
+		for i, b := range blocks {
+			if b.Type == protocol.BlockToolUse {
+				order[b.ID] = i
+			}
+		}
+		sort.SliceStable(results, func(i, j int) bool { return order[results[i].ToolUseID] < order[results[j].ToolUseID] })
+		s.conv = append(s.conv, protocol.Turn{Role: protocol.RoleUser, Blocks: results})
+	}
+	return s.persistAppend(first)
+}

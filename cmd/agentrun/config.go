@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// envConfig is agentrun's configuration from the environment. Flags override it; it
+// overrides the job spec; the spec overrides the built-in defaults.
+type envConfig struct {
+	Home        string `env:"AGENTRUN_HOME"`
+	Provider    string `env:"AGENTRUN_PROVIDER"`
+	Model       string `env:"AGENTRUN_MODEL"`
+	Out         string `env:"AGENTRUN_OUT"`
+	Concurrency int    `env:"AGENTRUN_CONCURRENCY"`
+	LogFormat   string `env:"AGENTRUN_LOG_FORMAT"`
+	LogLevel    string `env:"AGENTRUN_LOG_LEVEL" envDefault:"info"`
+	BashMode    string `env:"AGENTRUN_BASH_MODE"`
+	// Shard is "I/N"; ShardTotal with JOB_COMPLETION_INDEX (a Kubernetes Indexed Job)
+	// gives the same.
+	Shard              string `env:"AGENTRUN_SHARD"`
+	ShardTotal         int    `env:"AGENTRUN_SHARD_TOTAL"`
+	JobCompletionIndex string `env:"JOB_COMPLETION_INDEX"`
+
+	AnthropicKey  string `env:"ANTHROPIC_API_KEY"`
+	AnthropicBase string `env:"ANTHROPIC_BASE_URL"`
+	OpenAIKey     string `env:"OPENAI_API_KEY"`
+	OpenAIBase    string `env:"OPENAI_BASE_URL"`
+
+	GitHubActions bool   `env:"GITHUB_ACTIONS"`
+	CI            string `env:"CI"`
+	NoColor       string `env:"NO_COLOR"`
+	UserHome      string `env:"HOME"`
+}
+
+// config reads the injected environment.
+func (a *App) config() (envConfig, error) {
+	var c envConfig
+	if err := env.ParseWithOptions(&c, env.Options{Environment: a.envMap()}); err != nil {
+		return c, usagef("environment: %v", err)
+	}
+	if c.Home == "" {
+		home := c.UserHome
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		c.Home = filepath.Join(home, ".agentrun")
+	}
+	return c, nil
+}
+
+// secretEnv lists the variables that must never reach tool processes or artifacts.
+var secretEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"}
+
+// keys returns the configured API keys (for redaction).
+func (c envConfig) keys() []string {
+	var out []string
+	for _, k := range []string{c.AnthropicKey, c.OpenAIKey} {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// toolEnviron is the environment handed to tool processes: ours without API keys.
+func (a *App) toolEnviron() []string {
+	out := make([]string, 0, len(a.Env))
+	for _, kv := range a.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		secret := false
+		for _, s := range secretEnv {
+			secret = secret || name == s
+		}
+		if !secret {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// shardFromEnv reads the shard from AGENTRUN_SHARD, or JOB_COMPLETION_INDEX with
+// AGENTRUN_SHARD_TOTAL.
+func (c envConfig) shardFromEnv() (string, error) {
+	switch {
+	case c.Shard != "":
+		return c.Shard, nil
+	case c.JobCompletionIndex != "":
+		if c.ShardTotal <= 0 {
+			return "", usagef("JOB_COMPLETION_INDEX is set but AGENTRUN_SHARD_TOTAL is not: set it to the Job's completions")
+		}
+		return fmt.Sprintf("%s/%d", c.JobCompletionIndex, c.ShardTotal), nil
+	}
+	return "", nil
+}

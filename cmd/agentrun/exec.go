@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sink"
+)
+
+const execSynopsis = `agentrun exec [PROMPT] [-p PROVIDER] [-m MODEL] [--base-url URL] [--max-turns N]
+                [--session NAME|--continue|--fork|--list-sessions]
+                [--output-format human|stream-json|resp] [--skill NAME]`
+
+const execExamples = `  agentrun exec "Run go vet and fix what it reports."
+  echo "Summarise README.md" | agentrun exec --output-format stream-json
+  agentrun exec --session fix-1 "Now add a test for it."       # resume (or create) a named session
+  agentrun exec --continue "And update the changelog."          # newest session of this folder
+  agentrun exec --continue --fork "Try the other approach."     # branch it into a new session
+  agentrun exec --list-sessions`
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func (a *App) cmdExec(ctx context.Context, args []string) error {
+	fs := newFlags("exec")
+	var ov overrides
+	fs.StringVar(&ov.provider, "p", "", "provider: anthropic, openai, responses or scripted (short for --provider)")
+	fs.StringVar(&ov.model, "m", "", "model (short for --model)")
+	providerFlags(fs, &ov)
+	maxTurns := fs.Int("max-turns", 50, "model calls at most")
+	maxTokens := fs.Int("max-tokens", 16384, "output tokens per model call")
+	toolTimeout := fs.Duration("tool-timeout", 10*time.Minute, "default time limit of one Bash call")
+	timeout := fs.Duration("timeout", 0, "wall-clock limit of the session (0: none)")
+	maxContext := fs.Int64("max-context", 200000, "context budget in tokens; compaction keeps the window under it")
+	bashMode := fs.String("bash-mode", "", "safety policy, four octal digits (default $AGENTRUN_BASH_MODE, else 0467)")
+	toolList := fs.String("tools", "", "comma-separated tools to offer (default: all)")
+	system := fs.String("system", "", "extra system instructions")
+	format := fs.String("output-format", "human", "stdout: human (text), stream-json (one JSON event per line) or resp (the RESP frames)")
+	session := fs.String("session", "", "resume the named session, or create it")
+	cont := fs.Bool("continue", false, "resume the newest session of this folder")
+	fork := fs.Bool("fork", false, "with --session or --continue: continue in a new session, leaving the old one as it was")
+	list := fs.Bool("list-sessions", false, "list the sessions of this folder and exit")
+	cwd := fs.String("cwd", "", "workspace folder (default: the current folder)")
+	logFormat := fs.String("log-format", "", "log format on stderr: console or json")
+	var skills stringList
+	fs.Var(&skills, "skill", "load a skill (SKILL.md) into the system prompt; repeatable")
+	pos, err := a.parse(fs, execSynopsis, execExamples, args)
+	if err != nil {
+		return err
+	}
+	switch *format {
+	case "human", "stream-json", "resp":
+	default:
+		return usagef("exec: --output-format %q: want human, stream-json or resp", *format)
+	}
+	if *fork && *session == "" && !*cont {
+		return usagef("exec: --fork needs --session NAME or --continue")
+	}
+	if *session != "" && *cont {
+		return usagef("exec: --session and --continue exclude each other")
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	log, err := a.newLogger(first(*logFormat, cfg.LogFormat), cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }() // stderr sync errors are not actionable
+	workspace := *cwd
+	if workspace == "" {
+		if workspace, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	if workspace, err = filepath.Abs(workspace); err != nil {
+		return err
+	}
+	if real, err := filepath.EvalSymlinks(workspace); err == nil {
+		workspace = real
+	}
+	store := sessionStore{root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace))}
+	if *list {
+		return store.list(a.Stdout)
+	}
+	prompt := strings.Join(pos, " ")
+	if prompt == "" && !a.stdinTTY() {
+		b, err := io.ReadAll(a.Stdin)
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		prompt = strings.TrimSpace(string(b))
+	}
+	if prompt == "" {
+		return usagef("exec: no prompt: give it as an argument or on stdin")
+	}
+	id, err := store.choose(*session, *cont, *fork, time.Now())
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(store.root, id)
+	provs := newProviders(cfg, ov, log)
+	defer provs.Close()
+	choice, err := provs.resolve("", "", "", "")
+	if err != nil {
+		return err
+	}
+	prov, err := provs.build(choice, id, 5*time.Minute, nil)
+	if err != nil {
+		return err
+	}
+	var tools []string
+	if *toolList != "" {
+		for _, t := range strings.Split(*toolList, ",") {
+			tools = append(tools, strings.TrimSpace(t))
+		}
+	}
+	mode := first(*bashMode, cfg.BashMode)
+	acfg := agent.Config{SessionID: id, JobID: "exec", Provider: choice.name, Model: choice.model,
+		MaxTurns: *maxTurns, MaxTokens: *maxTokens, System: *system, Tools: tools, Workspace: workspace,
+		Home: cfg.UserHome, BashMode: mode, ToolTimeout: *toolTimeout, ProcEnv: a.toolEnviron(),
+		InstructionHome: cfg.Home, Skills: skills, Compaction: agent.CompactConfig{MaxContext: *maxContext}}
+
+	events, err := sink.OpenEvents(filepath.Join(dir, agent.EventsFile), time.Now)
+	if err != nil {
+		return err
+	}
+	var out sink.Sink
+	switch *format {
+	case "stream-json":
+		out = sink.NewStreamJSON(a.Stdout, protocol.Envelope{})
+	case "resp":
+		out = sink.NewRESP(a.Stdout)
+	default:
+		out = sink.NewText(a.Stdout, sink.TextOptions{Color: isTerminal(a.Stdout) && cfg.NoColor == ""})
+	}
+	redactor := sink.NewRedactor(sink.Multi(events, out), cfg.keys())
+	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: redactor, Store: &agent.DirStore{Dir: dir}})
+	if err != nil {
+		redactor.Close()
+		return usageError{err}
+	}
+	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		sigCtx, cancel = context.WithTimeoutCause(sigCtx, *timeout, runner.ErrSessionTimeout)
+		defer cancel()
+	}
+	start := time.Now()
+	var res protocol.Result
+	if err := sess.Start(); err == nil {
+		o := sess.Run(sigCtx, prompt)
+		res = runner.ResultOf(sigCtx, o)
+	} else {
+		res = protocol.Result{Status: protocol.StatusCrashed, Error: &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}}
+	}
+	res.SessionID, res.JobID = id, "exec"
+	res.DurationMS = time.Since(start).Milliseconds()
+	res.IsError = res.Status != protocol.StatusSuccess
+	werr := redactor.Write(protocol.Message{Kind: protocol.KindResult, Final: &res})
+	if cerr := redactor.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("write events: %w", werr)
+	}
+	switch {
+	case sigCtx.Err() != nil && ctx.Err() == nil && res.Status == protocol.StatusCancelled:
+		return exitError{code: exitInterrupted}
+	case res.Status != protocol.StatusSuccess:
+		return exitError{code: exitFailed}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sink"
+)
+
+// buildVersion is set with -ldflags "-X main.buildVersion=v1.2.3".
+var buildVersion = ""
+
+func version() string {
+	if buildVersion != "" {
+		return buildVersion
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "dev"
+}
+
+func (a *App) cmdVersion(_ context.Context, args []string) error {
+	fs := newFlags("version")
+	if _, err := a.parse(fs, "agentrun version", "", args); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "agentrun %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+func (a *App) cmdValidate(_ context.Context, args []string) error {
+	fs := newFlags("validate")
+	quiet := fs.Bool("quiet", false, "print nothing when the spec is valid")
+	pos, err := a.parse(fs, "agentrun validate JOBS.yaml...", "  agentrun validate examples/*.yaml", args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("validate: want at least one job spec file")
+	}
+	var failed error
+	for _, path := range pos {
+		spec, err := jobs.Load(path, a.lookupEnv)
+		if err == nil {
+			var sessions []jobs.Session
+			sessions, err = spec.Sessions()
+			if err == nil && !*quiet {
+				fmt.Fprintf(a.Stdout, "%s: valid, %d jobs, %d sessions\n", path, len(spec.Jobs), len(sessions))
+				for _, s := range sessions {
+					fmt.Fprintf(a.Stdout, "  %s\n", s.Key)
+				}
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(a.Stderr, "%v\n", err)
+			failed = exitError{code: exitUsage}
+		}
+	}
+	return failed
+}
+
+func (a *App) cmdSchema(_ context.Context, args []string) error {
+	fs := newFlags("schema")
+	if _, err := a.parse(fs, "agentrun schema > agentrun.schema.json",
+		"  agentrun schema > .agentrun.schema.json   # then point yaml-language-server at it", args); err != nil {
+		return err
+	}
+	_, err := a.Stdout.Write(append(jobs.Schema(), '\n'))
+	return err
+}
+
+func (a *App) cmdReplay(_ context.Context, args []string) error {
+	fs := newFlags("replay")
+	format := fs.String("output-format", "human", "human (text), stream-json or resp")
+	pos, err := a.parse(fs, "agentrun replay EVENTS.jsonl [--output-format human|stream-json|resp]",
+		"  agentrun replay out/sessions/fix-vet/events.jsonl\n  agentrun replay ~/.agentrun/projects/-work-app/20260506-123456-1a2b/events.jsonl", args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("replay: want one events.jsonl file")
+	}
+	f, err := os.Open(pos[0])
+	if err != nil {
+		return usageError{err}
+	}
+	defer f.Close()
+	var out sink.Sink
+	switch *format {
+	case "human":
+		out = sink.NewText(a.Stdout, sink.TextOptions{Color: isTerminal(a.Stdout) && a.getenv("NO_COLOR") == ""})
+	case "stream-json":
+		out = sink.NewStreamJSON(a.Stdout, protocol.Envelope{})
+	case "resp":
+		out = sink.NewRESP(a.Stdout)
+	default:
+		return usagef("replay: --output-format %q: want human, stream-json or resp", *format)
+	}
+	r := protocol.NewEventReader(f)
+	for r.Next() {
+		if err := out.Write(r.Message()); err != nil {
+			return err
+		}
+	}
+	cerr := out.Close()
+	if err := r.Err(); err != nil {
+		return fmt.Errorf("replay %s: %w", pos[0], err)
+	}
+	return cerr
+}
+
+func (a *App) cmdMerge(_ context.Context, args []string) error {
+	fs := newFlags("merge")
+	out := fs.String("out", "", "folder for the merged summary.json, summary.md and junit.xml (required)")
+	pos, err := a.parse(fs, "agentrun merge --out DIR SHARD_DIR...",
+		"  agentrun merge --out merged shard-0 shard-1 shard-2 shard-3\n  agentrun merge --out merged results-shard-*", args)
+	if err != nil {
+		return err
+	}
+	if *out == "" || len(pos) == 0 {
+		return usagef("merge: want --out DIR and at least one shard folder")
+	}
+	sum, err := runner.Merge(*out, pos)
+	if errors.Is(err, runner.ErrMergeInputs) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(a.Stdout, sum.Text())
+	if cfg, cerr := a.config(); cerr == nil && cfg.GitHubActions {
+		if gh := runner.GitHubFromEnv(a.getenv, a.Stdout); gh != nil {
+			if err := gh.Report(sum, *out); err != nil {
+				return err
+			}
+		}
+	}
+	return exitError{code: sum.ExitCode(false)}
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/anthropic"
+	"github.com/agentrun/agentrun/transport/openai"
+	"github.com/agentrun/agentrun/transport/responses"
+	"github.com/agentrun/agentrun/transport/scripted"
+)
+
+// Compile-time checks that every provider fits the agent's interface.
+var (
+	_ agent.Provider = (*transport.Client)(nil)
+	_ agent.Provider = (*scripted.Model)(nil)
+)
+
+// Default models per provider.
+var defaultModels = map[string]string{
+	"anthropic": "claude-sonnet-4-6",
+	"openai":    "gpt-5.4",
+	"responses": "gpt-5.4",
+	"scripted":  "scripted",
+}
+
+// overrides are provider settings from flags, which win over everything.
+type overrides struct {
+	provider, model, baseURL string
+}
+
+// providerChoice is a resolved provider for one session.
+type providerChoice struct {
+	name, model, baseURL, key, script string
+}
+
+// providers builds each session's provider. Sessions that talk to the same endpoint
+// share one HTTP connection pool and one rate-limit backpressure limiter.
+type providers struct {
+	cfg   envConfig
+	flags overrides
+	log   *zap.Logger
+
+	mu        sync.Mutex
+	endpoints map[string]*endpoint
+	models    map[string]*scripted.Model
+	noted     bool
+}
+
+type endpoint struct {
+	http    *http.Client
+	limiter *transport.Limiter
+}
+
+func newProviders(cfg envConfig, flags overrides, log *zap.Logger) *providers {
+	return &providers{cfg: cfg, flags: flags, log: log, endpoints: map[string]*endpoint{}, models: map[string]*scripted.Model{}}
+}
+
+var _ runner.Providers = (*providers)(nil)
+
+// resolve applies the precedence flags > environment > job spec > defaults.
+func (p *providers) resolve(specProvider, specModel, specBaseURL, script string) (providerChoice, error) {
+	c := providerChoice{script: script}
+	c.name = first(p.flags.provider, p.cfg.Provider, specProvider)
+	if c.name == "" {
+		switch {
+		case p.cfg.AnthropicKey != "" || p.cfg.AnthropicBase != "":
+			c.name = "anthropic"
+		case p.cfg.OpenAIKey != "" || p.cfg.OpenAIBase != "":
+			c.name = "openai"
+		default:
+			c.name = "scripted"
+			p.noteScripted()
+		}
+	}
+	if _, ok := defaultModels[c.name]; !ok {
+		return c, usagef("unknown provider %q: want anthropic, openai, responses or scripted", c.name)
+	}
+	c.model = first(p.flags.model, p.cfg.Model, specModel, defaultModels[c.name])
+	switch c.name {
+	case "anthropic":
+		c.baseURL = first(p.flags.baseURL, p.cfg.AnthropicBase, specBaseURL)
+		c.key = p.cfg.AnthropicKey
+		if c.key == "" && c.baseURL == "" {
+			return c, usagef("provider anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a keyless compatible server)")
+		}
+	case "openai", "responses":
+		c.baseURL = first(p.flags.baseURL, p.cfg.OpenAIBase, specBaseURL)
+		c.key = p.cfg.OpenAIKey
+		if c.key == "" && c.baseURL == "" {
+			return c, usagef("provider %s needs OPENAI_API_KEY (or OPENAI_BASE_URL for a keyless compatible server)", c.name)
+		}
+	}
+	return c, nil
+}
+
+// noteScripted says once that no provider is configured.
+func (p *providers) noteScripted() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.noted {
+		p.noted = true
+		p.log.Info("no API key or base URL configured: using the built-in scripted model " +
+			"(set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real one)")
+	}
+}
+
+func first(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// Provider implements runner.Providers.
+func (p *providers) Provider(s jobs.Session, activity func()) (agent.Provider, runner.ProviderInfo, error) {
+	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
+	if err != nil {
+		return nil, runner.ProviderInfo{}, err
+	}
+	prov, err := p.build(c, s.Key, s.Settings.IdleTimeout, activity)
+	return prov, runner.ProviderInfo{Name: c.name, Model: c.model}, err
+}
+
+// build makes the provider of a choice. sessionKey travels in a header so a fake
+// server can tell sessions apart.
+func (p *providers) build(c providerChoice, sessionKey string, idle time.Duration, activity func()) (agent.Provider, error) {
+	if c.name == "scripted" {
+		return p.scripted(c.script)
+	}
+	headers := map[string]string{"X-Agentrun-Session": sessionKey}
+	var d transport.Dialect
+	switch c.name {
+	case "anthropic":
+		d = anthropic.New(anthropic.Config{BaseURL: c.baseURL, APIKey: c.key, Headers: headers})
+	case "openai":
+		d = openai.New(openai.Config{BaseURL: c.baseURL, APIKey: c.key, Headers: headers})
+	case "responses":
+		d = responses.New(responses.Config{BaseURL: c.baseURL, APIKey: c.key, Headers: headers})
+	}
+	ep := p.endpoint(c.name + " " + c.baseURL)
+	return transport.NewClient(d, transport.Options{HTTP: ep.http, Limiter: ep.limiter,
+		IdleTimeout: idle, Activity: activity}), nil
+}
+
+// scripted returns the in-process scripted model of a script ("" is the demo policy).
+func (p *providers) scripted(script string) (agent.Provider, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m, ok := p.models[script]; ok {
+		return m, nil
+	}
+	opts := scripted.Options{}
+	if script != "" {
+		s, err := scripted.LoadScript(script)
+		if err != nil {
+			return nil, fmt.Errorf("scripted model: %w", err)
+		}
+		opts.Default = s
+	}
+	m := scripted.New(opts)
+	p.models[script] = m
+	return m, nil
+}
+
+func (p *providers) endpoint(key string) *endpoint {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ep, ok := p.endpoints[key]; ok {
+		return ep
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = 2 * time.Minute
+	tr.MaxIdleConnsPerHost = 256
+	ep := &endpoint{http: &http.Client{Transport: tr}, limiter: transport.NewLimiter(nil)}
+	p.endpoints[key] = ep
+	return ep
+}
+
+// Throttled sums the pauses of every endpoint.
+func (p *providers) Throttled() (time.Duration, int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var total time.Duration
+	var n int
+	for _, ep := range p.endpoints {
+		d, c := ep.limiter.Throttled()
+		total += d
+		n += c
+	}
+	return total, n
+}
+
+// Close drops idle connections.
+func (p *providers) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, ep := range p.endpoints {
+		ep.http.CloseIdleConnections()
+	}
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/runner"
+)
+
+const runSynopsis = `agentrun run JOBS.yaml [--out DIR] [--concurrency N] [--resume] [--rerun-failed]
+               [--shard I/N] [--filter GLOB] [--dry-run] [--output-format text|stream-json]`
+
+const runExamples = `  agentrun run examples/quickstart.yaml
+  agentrun run evals.yaml --out results --concurrency 16 --output-format stream-json > events.jsonl
+  agentrun run evals.yaml --out results --resume              # after a crash: finish what is missing
+  agentrun run evals.yaml --out results --rerun-failed        # run the failed sessions again
+  agentrun run evals.yaml --shard 2/8 --out shard-2           # one of 8 machines; join with agentrun merge
+  agentrun run evals.yaml --filter 'fix-*' --dry-run          # list what would run and the cost ceiling`
+
+// runFlags are the flags shared by run and exec that pick the provider.
+func providerFlags(fs interface {
+	StringVar(*string, string, string, string)
+}, o *overrides) {
+	fs.StringVar(&o.provider, "provider", "", "provider: anthropic, openai, responses or scripted (overrides the spec and $AGENTRUN_PROVIDER)")
+	fs.StringVar(&o.model, "model", "", "model name (overrides the spec and $AGENTRUN_MODEL)")
+	fs.StringVar(&o.baseURL, "base-url", "", "provider base URL (overrides the spec and $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL)")
+}
+
+func (a *App) cmdRun(ctx context.Context, args []string) error {
+	fs := newFlags("run")
+	out := fs.String("out", "", "output folder (default $AGENTRUN_OUT, else out)")
+	concurrency := fs.Int("concurrency", 0, "sessions at once (overrides the spec and $AGENTRUN_CONCURRENCY)")
+	resume := fs.Bool("resume", false, "keep earlier results in --out and run only the sessions missing or interrupted")
+	rerun := fs.Bool("rerun-failed", false, "like --resume, and also run again the sessions whose earlier result failed")
+	shard := fs.String("shard", "", "run shard I of N (0-based), e.g. 0/4 (default $AGENTRUN_SHARD, or $JOB_COMPLETION_INDEX with $AGENTRUN_SHARD_TOTAL)")
+	filter := fs.String("filter", "", "run only sessions whose key or job id matches one of these comma-separated globs")
+	dry := fs.Bool("dry-run", false, "print the sessions, what resume would skip and the cost ceiling, then exit")
+	format := fs.String("output-format", "text", "stdout format: text (live transcript and summary) or stream-json (every event, one JSON line)")
+	progress := fs.String("progress", "auto", "progress on stderr: auto, live, plain or off")
+	logFormat := fs.String("log-format", "", "log format on stderr: console or json (default $AGENTRUN_LOG_FORMAT, else console)")
+	var ov overrides
+	providerFlags(fs, &ov)
+	pos, err := a.parse(fs, runSynopsis, runExamples, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("run: want one job spec file, got %d arguments (see 'agentrun run --help')", len(pos))
+	}
+	if *format != string(runner.FormatText) && *format != string(runner.FormatStreamJSON) {
+		return usagef("run: --output-format %q: want text or stream-json", *format)
+	}
+	cfg, err := a.config()
+	if err != nil {
+		return err
+	}
+	log, err := a.newLogger(first(*logFormat, cfg.LogFormat), cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = log.Sync() }() // stderr sync errors are not actionable
+	spec, err := jobs.Load(pos[0], a.lookupEnv)
+	if err != nil {
+		return specError(err)
+	}
+	shardSpec := *shard
+	if shardSpec == "" {
+		if shardSpec, err = cfg.shardFromEnv(); err != nil {
+			return err
+		}
+	}
+	var sh runner.Shard
+	if shardSpec != "" {
+		if sh, err = runner.ParseShard(shardSpec); err != nil {
+			return usageError{err}
+		}
+	}
+	if err := runner.ValidateFilter(*filter); err != nil {
+		return usageError{err}
+	}
+	if *concurrency == 0 {
+		*concurrency = cfg.Concurrency
+	}
+	if *concurrency < 0 {
+		return usagef("run: --concurrency must be positive")
+	}
+	outDir := first(*out, cfg.Out, "out")
+	provs := newProviders(cfg, ov, log)
+	defer provs.Close()
+	// Resolve every session's provider now: a missing key is a usage error before
+	// anything runs.
+	if err := a.checkProviders(spec, provs); err != nil {
+		return err
+	}
+	interactive, color, progressOut := a.progressMode(*progress, cfg)
+	opts := runner.Options{
+		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Filter: *filter, Shard: sh,
+		Format: runner.Format(*format), Stdout: a.Stdout, Progress: progressOut, Interactive: interactive, Color: color,
+		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
+		Environ: a.toolEnviron(), Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(),
+	}
+	if cfg.GitHubActions {
+		opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout)
+	}
+	r := runner.New(opts)
+	if *dry {
+		plan, err := r.Plan(spec)
+		if err != nil {
+			return specError(err)
+		}
+		fmt.Fprint(a.Stdout, runner.DryRun(spec, plan))
+		return nil
+	}
+	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	sum, err := r.Run(sigCtx, spec)
+	if err != nil {
+		if errors.Is(err, runner.ErrLocked) {
+			return usageError{err}
+		}
+		return err
+	}
+	interrupted := sigCtx.Err() != nil && ctx.Err() == nil
+	if *format == string(runner.FormatText) && opts.GitHub == nil {
+		fmt.Fprintf(a.Stdout, "\n%s", sum.Text())
+	}
+	log.Info("run finished: "+sum.Headline(), zap.String("out", outDir))
+	return exitError{code: sum.ExitCode(interrupted)}
+}
+
+// checkProviders resolves the provider of every session once.
+func (a *App) checkProviders(spec *jobs.Spec, p *providers) error {
+	sessions, err := spec.Sessions()
+	if err != nil {
+		return specError(err)
+	}
+	for _, s := range sessions {
+		if _, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script); err != nil {
+			return fmt.Errorf("session %s: %w", s.Key, err)
+		}
+	}
+	return nil
+}
+
+// progressMode decides how progress is shown: a live line on a terminal outside CI,
+// plain lines otherwise; colour only on a terminal without NO_COLOR.
+func (a *App) progressMode(mode string, cfg envConfig) (interactive, color bool, w io.Writer) {
+	tty := a.stderrTTY()
+	ci := cfg.CI != "" && cfg.CI != "false" || cfg.GitHubActions
+	color = tty && cfg.NoColor == ""
+	switch mode {
+	case "off":
+		return false, false, io.Discard
+	case "live":
+		return true, color, a.Stderr
+	case "plain":
+		return false, color, a.Stderr
+	}
+	return tty && !ci, color, a.Stderr
+}
+
+// specError marks errors of the spec as usage errors (exit 2).
+func specError(err error) error {
+	var se *jobs.SpecError
+	if errors.As(err, &se) {
+		return err
+	}
+	return usageError{err}
+}

@@ -1,0 +1,174 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sink"
+)
+
+// The files of the output folder.
+const (
+	RunFile        = "run.json"
+	SummaryFile    = "summary.json"
+	SummaryMDFile  = "summary.md"
+	JUnitFile      = "junit.xml"
+	RunLogFile     = "run.log"
+	SessionsDir    = "sessions"
+	WorkspacesDir  = "workspaces"
+	StreamFile     = "stream.jsonl"
+	EventsFile     = agent.EventsFile
+	TranscriptFile = "transcript.txt"
+	MessagesFile   = agent.MessagesFile
+	ResultFile     = "result.json"
+	PatchFile      = "changes.patch"
+)
+
+// artifacts are the sinks of one session attempt: stream.jsonl, events.jsonl,
+// transcript.txt, the run's log and stdout, behind one redactor.
+type artifacts struct {
+	chain    sink.Sink
+	redactor *sink.Redactor
+	files    []*os.File
+}
+
+// openArtifacts creates the session's files in dir and the sinks that write them.
+func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, secrets []string) (*artifacts, error) {
+	a := &artifacts{}
+	create := func(name string) (*os.File, error) {
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		a.files = append(a.files, f)
+		return f, nil
+	}
+	stream, err := create(StreamFile)
+	if err != nil {
+		return nil, a.abort(err)
+	}
+	transcript, err := create(TranscriptFile)
+	if err != nil {
+		return nil, a.abort(err)
+	}
+	events, err := sink.OpenEvents(filepath.Join(dir, EventsFile), st.r.opts.Now)
+	if err != nil {
+		return nil, a.abort(err)
+	}
+	o := st.r.opts
+	prefix := "[" + s.Key + "] "
+	sinks := []sink.Sink{
+		sink.NewStreamJSON(stream, protocol.Envelope{}),
+		events,
+		sink.NewText(transcript, sink.TextOptions{}),
+		sink.NewText(st.runLog, sink.TextOptions{Prefix: prefix}),
+	}
+	switch {
+	case o.Format == FormatStreamJSON:
+		sinks = append(sinks, sink.NewStreamJSON(st.stdout, protocol.Envelope{SessionID: sessionID, JobID: s.JobID}))
+	case o.GitHub != nil:
+		// In an Actions log each session is one collapsible group, written when it ends.
+		sinks = append(sinks, o.GitHub.sessionLog(s.Key))
+	default:
+		sinks = append(sinks, sink.NewText(st.stdout, sink.TextOptions{Prefix: prefix, Color: o.Color}))
+	}
+	a.redactor = sink.NewRedactor(sink.Multi(sinks...), secrets)
+	a.chain = a.redactor
+	return a, nil
+}
+
+// abort closes what was opened and returns err.
+func (a *artifacts) abort(err error) error {
+	for _, f := range a.files {
+		f.Close()
+	}
+	return err
+}
+
+// Write sends m to every sink.
+func (a *artifacts) Write(m protocol.Message) error { return a.chain.Write(m) }
+
+// writeResult writes the result event.
+func (a *artifacts) writeResult(res *protocol.Result) error {
+	r := *res
+	return a.chain.Write(protocol.Message{Kind: protocol.KindResult, Final: &r})
+}
+
+// redactedResult returns res with secrets removed, for result.json.
+func (a *artifacts) redactedResult(res *protocol.Result) *protocol.Result {
+	return a.redactor.RedactResult(res)
+}
+
+// close flushes and closes every sink and file; the first error wins.
+func (a *artifacts) close() error {
+	err := a.chain.Close()
+	for _, f := range a.files {
+		err = errors.Join(err, f.Close())
+	}
+	return err
+}
+
+// writeJSON writes v as indented JSON, atomically.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return agent.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// failedToStart records a session whose folder could not even be prepared.
+func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err error) *protocol.Result {
+	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
+		Status: protocol.StatusCrashed, IsError: true, Attempts: attempt, Checks: []protocol.Check{},
+		Error: &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}}
+	res.Result = res.Error.Message
+	if werr := writeJSON(filepath.Join(dir, ResultFile), res); werr != nil {
+		st.r.log.Error("write result.json", zapKey(s.Key), zapErr(werr))
+	}
+	st.progress.finished(res)
+	return res
+}
+
+// notStarted records a session the run never started because it was interrupted or out
+// of budget: its folder still gets a session_start, a result event and result.json.
+func (st *runState) notStarted(ctx context.Context, s jobs.Session) *protocol.Result {
+	status, perr := cancelStatus(ctx)
+	return st.skip(s, status, perr)
+}
+
+// refusedBudget records a session the run-level budget did not admit.
+func (st *runState) refusedBudget(s jobs.Session) *protocol.Result {
+	return st.skip(s, protocol.StatusBudget, &protocol.Error{Kind: protocol.ErrBudget,
+		Message: "not started: the run-level budget would be exceeded"})
+}
+
+func (st *runState) skip(s jobs.Session, status protocol.Status, perr *protocol.Error) *protocol.Result {
+	dir := filepath.Join(st.r.opts.Out, SessionsDir, s.Key)
+	if err := resetDir(dir); err != nil {
+		return st.failedToStart(s, dir, 0, err)
+	}
+	start := st.r.opts.Now()
+	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
+		Status: status, Error: perr, Result: perr.Message, Checks: []protocol.Check{}}
+	st.progress.started(s.Key)
+	arts, err := st.openArtifacts(s, dir, res.SessionID, st.secretsFor(s))
+	if err != nil {
+		st.finish(nil, dir, res, start)
+		return res
+	}
+	if err := arts.Write(protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
+		SessionID: res.SessionID, JobID: s.JobID, Provider: string(s.Settings.Provider), Model: s.Settings.Model,
+		Cwd: s.Settings.Workspace.Dir, Tools: []string{}, TS: start.UTC().Format(protocol.TimeFormat)}}); err != nil {
+		st.r.log.Error("write session_start", zapKey(s.Key), zapErr(err))
+	}
+	st.finish(arts, dir, res, start)
+	return res
+}

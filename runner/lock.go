@@ -1,0 +1,45 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// LockFile is the run lock in the output folder.
+const LockFile = ".agentrun.lock"
+
+// runLock is an exclusive flock on the output folder, so that two overlapping runs (a
+// slow cron run and the next one) never write the same artifacts. The kernel drops it
+// when the process dies, so a killed run never leaves a stale lock.
+type runLock struct {
+	f *os.File
+}
+
+func acquireLock(out string) (*runLock, error) {
+	path := filepath.Join(out, LockFile)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s (held by %s)", ErrLocked, out, strings.TrimSpace(string(holder)))
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		fmt.Fprintf(f, "pid %d\n", os.Getpid())
+	}
+	return &runLock{f: f}, nil
+}
+
+func (l *runLock) release() {
+	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	l.f.Close()
+}

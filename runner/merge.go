@@ -1,0 +1,144 @@
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// ErrMergeInputs means the folders given to Merge do not form one complete run.
+var ErrMergeInputs = errors.New("merge")
+
+// shardOutput is one input of Merge.
+type shardOutput struct {
+	dir  string
+	info RunInfo
+	sum  Summary
+}
+
+// Merge joins the output folders of the shards of one run into out: summary.json,
+// summary.md and junit.xml. It fails when the inputs come from different specs, when a
+// shard is missing or given twice, or when a session appears twice or not at all.
+func Merge(out string, dirs []string) (*Summary, error) {
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("%w: no shard folders given", ErrMergeInputs)
+	}
+	var shards []shardOutput
+	for _, d := range dirs {
+		so := shardOutput{dir: d}
+		if err := readJSON(filepath.Join(d, RunFile), &so.info); err != nil {
+			return nil, fmt.Errorf("%w: %s is not a finished run folder: %v", ErrMergeInputs, d, err)
+		}
+		if err := readJSON(filepath.Join(d, SummaryFile), &so.sum); err != nil {
+			return nil, fmt.Errorf("%w: %s has no summary (did the run finish?): %v", ErrMergeInputs, d, err)
+		}
+		shards = append(shards, so)
+	}
+	if err := checkShards(shards); err != nil {
+		return nil, err
+	}
+	merged := &Summary{SchemaVersion: SummarySchemaVersion, Spec: shards[0].sum.Spec,
+		SpecDigest: shards[0].info.SpecDigest, SessionsDigest: shards[0].info.SessionsDigest, Sessions: []Row{}}
+	var start, end time.Time
+	sessionDirs := map[string]string{}
+	for _, so := range shards {
+		if so.info.Shard != nil {
+			merged.Shards = append(merged.Shards, so.info.Shard.String())
+		}
+		merged.Totals.ThrottledMS += so.sum.Totals.ThrottledMS
+		merged.Totals.ThrottlePauses += so.sum.Totals.ThrottlePauses
+		merged.Totals.BudgetExhausted = merged.Totals.BudgetExhausted || so.sum.Totals.BudgetExhausted
+		for _, r := range so.sum.Sessions {
+			merged.Sessions = append(merged.Sessions, r)
+			sessionDirs[r.Key] = filepath.Join(so.dir, SessionsDir, r.Key)
+		}
+		if t, err := time.Parse(time.RFC3339, so.sum.StartedAt); err == nil && (start.IsZero() || t.Before(start)) {
+			start = t
+		}
+		if t, err := time.Parse(time.RFC3339, so.sum.EndedAt); err == nil && t.After(end) {
+			end = t
+		}
+	}
+	sort.Strings(merged.Shards)
+	sort.Slice(merged.Sessions, func(i, j int) bool { return merged.Sessions[i].Key < merged.Sessions[j].Key })
+	merged.StartedAt, merged.EndedAt = start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)
+	merged.DurationMS = end.Sub(start).Milliseconds()
+	merged.total()
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
+	err := WriteReports(out, merged, func(key string) string { return sessionDirs[key] }, nil)
+	return merged, err
+}
+
+// checkShards verifies that the inputs are every shard of one run, once each.
+func checkShards(shards []shardOutput) error {
+	first := shards[0].info
+	total := 0
+	if first.Shard != nil {
+		total = first.Shard.Total
+	}
+	seen := map[int]string{}
+	keys := map[string]string{}
+	for _, so := range shards {
+		in := so.info
+		if in.SessionsDigest != first.SessionsDigest || in.SpecDigest != first.SpecDigest {
+			return fmt.Errorf("%w: %s comes from a different spec than %s (spec digest %s vs %s)",
+				ErrMergeInputs, so.dir, shards[0].dir, short(in.SpecDigest), short(first.SpecDigest))
+		}
+		switch {
+		case in.Shard == nil && total != 0, in.Shard != nil && in.Shard.Total != total:
+			return fmt.Errorf("%w: %s and %s were split into different numbers of shards", ErrMergeInputs, so.dir, shards[0].dir)
+		case in.Shard != nil:
+			if prev, dup := seen[in.Shard.Index]; dup {
+				return fmt.Errorf("%w: shard %s given twice (%s and %s)", ErrMergeInputs, in.Shard, prev, so.dir)
+			}
+			seen[in.Shard.Index] = so.dir
+		}
+		if in.Filter != first.Filter {
+			return fmt.Errorf("%w: %s and %s ran with different --filter values", ErrMergeInputs, so.dir, shards[0].dir)
+		}
+		for _, r := range so.sum.Sessions {
+			if prev, dup := keys[r.Key]; dup {
+				return fmt.Errorf("%w: session %s appears in both %s and %s", ErrMergeInputs, r.Key, prev, so.dir)
+			}
+			keys[r.Key] = so.dir
+		}
+	}
+	if total == 0 && len(shards) > 1 {
+		return fmt.Errorf("%w: %d folders given but none is a shard: merge joins the outputs of --shard runs", ErrMergeInputs, len(shards))
+	}
+	var missing []string
+	for i := 0; i < total; i++ {
+		if _, ok := seen[i]; !ok {
+			missing = append(missing, fmt.Sprintf("%d/%d", i, total))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: missing shard(s) %s", ErrMergeInputs, strings.Join(missing, ", "))
+	}
+	if first.Filter == "" && len(keys) != first.SessionsTotal {
+		return fmt.Errorf("%w: the shards hold %d sessions but the spec has %d", ErrMergeInputs, len(keys), first.SessionsTotal)
+	}
+	return nil
+}
+
+func short(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
+}

@@ -1,0 +1,247 @@
+package runner
+
+import (
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// writeReports writes summary.json, summary.md, junit.xml and the finished run.json.
+func (r *Runner) writeReports(sum *Summary, info *RunInfo, end time.Time) error {
+	sum.Shard = r.opts.Shard.String()
+	dir := func(key string) string { return filepath.Join(r.opts.Out, SessionsDir, key) }
+	return WriteReports(r.opts.Out, sum, dir, func() error {
+		info.EndedAt = end.UTC().Format(time.RFC3339)
+		return writeJSON(filepath.Join(r.opts.Out, RunFile), info)
+	})
+}
+
+// WriteReports writes the summaries of sum into out (summary.json, summary.md and
+// junit.xml), then calls more, if set. sessionDir locates each session's folder.
+func WriteReports(out string, sum *Summary, sessionDir func(key string) string, more func() error) error {
+	if err := writeJSON(filepath.Join(out, SummaryFile), sum); err != nil {
+		return fmt.Errorf("write reports: %w", err)
+	}
+	if err := agent.WriteFileAtomic(filepath.Join(out, SummaryMDFile), []byte(sum.Markdown())); err != nil {
+		return fmt.Errorf("write reports: %w", err)
+	}
+	junit, err := sum.JUnit(sessionDir)
+	if err != nil {
+		return fmt.Errorf("write reports: %w", err)
+	}
+	if err := agent.WriteFileAtomic(filepath.Join(out, JUnitFile), junit); err != nil {
+		return fmt.Errorf("write reports: %w", err)
+	}
+	if more != nil {
+		return more()
+	}
+	return nil
+}
+
+// statusMark is the symbol of a status in the markdown table.
+func statusMark(s protocol.Status) string {
+	switch s {
+	case protocol.StatusSuccess:
+		return "✅"
+	case protocol.StatusCancelled:
+		return "⏹️"
+	}
+	return "❌"
+}
+
+// mdCell makes text safe inside a markdown table cell.
+func mdCell(s string) string {
+	s = strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
+	return clip(s, 200)
+}
+
+func costCell(c *float64) string {
+	if c == nil {
+		return "–"
+	}
+	return fmt.Sprintf("$%.4f", *c)
+}
+
+// Markdown renders the summary as a GitHub-flavoured markdown report.
+func (s *Summary) Markdown() string {
+	var b strings.Builder
+	title := "agentrun"
+	if s.Shard != "" {
+		title += " (shard " + s.Shard + ")"
+	}
+	fmt.Fprintf(&b, "## %s: %s\n\n", title, s.Headline())
+	if s.Totals.ThrottledMS > 0 {
+		fmt.Fprintf(&b, "Providers throttled the run for %s (%d pauses).\n\n",
+			(time.Duration(s.Totals.ThrottledMS) * time.Millisecond).Round(100*time.Millisecond), s.Totals.ThrottlePauses)
+	}
+	if s.Totals.BudgetExhausted {
+		b.WriteString("The run-level budget was exhausted: some sessions were stopped or not started.\n\n")
+	}
+	b.WriteString("| Session | Status | Turns | Duration | Tokens in / out | Cost | Checks |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
+	for _, r := range s.Sessions {
+		var checks []string
+		for _, c := range r.Checks {
+			mark := "✓"
+			if !c.Passed {
+				mark = "✗"
+			}
+			checks = append(checks, mdCell(c.Name)+" "+mark)
+		}
+		status := string(r.Status)
+		if r.Reused {
+			status += " (earlier run)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s %s | %d | %s | %s / %s | %s | %s |\n", mdCell(r.Key), statusMark(r.Status), status,
+			r.NumTurns, (time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond),
+			thousands(r.Usage.Input+r.Usage.CacheRead+r.Usage.CacheCreation), thousands(r.Usage.Output),
+			costCell(r.CostUSD), strings.Join(checks, ", "))
+	}
+	var failures []Row
+	for _, r := range s.Sessions {
+		if r.Status != protocol.StatusSuccess && r.Error != nil {
+			failures = append(failures, r)
+		}
+	}
+	if len(failures) > 0 {
+		b.WriteString("\n### Failures\n\n")
+		for _, r := range failures {
+			fmt.Fprintf(&b, "- `%s` %s: %s\n", mdCell(r.Key), r.Status, mdCell(r.Error.Kind+": "+r.Error.Message))
+		}
+	}
+	return b.String()
+}
+
+// JUnit XML, in the common Ant/Jenkins shape.
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitCase struct {
+	Name       string          `xml:"name,attr"`
+	Classname  string          `xml:"classname,attr"`
+	Time       string          `xml:"time,attr"`
+	Properties []junitProperty `xml:"properties>property,omitempty"`
+	Failure    *junitResult    `xml:"failure,omitempty"`
+	Error      *junitResult    `xml:"error,omitempty"`
+	Skipped    *junitResult    `xml:"skipped,omitempty"`
+	SystemOut  string          `xml:"system-out,omitempty"`
+}
+
+type junitResult struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// junitTail is how much of a transcript a test case carries.
+const junitTail = 4000
+
+func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
+
+// JUnit renders one test case per session; the transcript in each session's folder
+// (sessionDir) provides the case's system-out. Checks and schema failures are failures; provider,
+// timeout and crash failures are errors; cancelled sessions are skipped.
+func (s *Summary) JUnit(sessionDir func(key string) string) ([]byte, error) {
+	suite := junitSuite{Name: s.Spec, Time: seconds(s.DurationMS), Timestamp: s.StartedAt,
+		Properties: []junitProperty{{"spec_digest", s.SpecDigest}, {"sessions_digest", s.SessionsDigest}}}
+	if s.Shard != "" {
+		suite.Properties = append(suite.Properties, junitProperty{"shard", s.Shard})
+	}
+	for _, r := range s.Sessions {
+		c := junitCase{Name: r.Key, Classname: r.JobID, Time: seconds(r.DurationMS),
+			Properties: []junitProperty{{"session_id", r.SessionID}, {"status", string(r.Status)},
+				{"turns", fmt.Sprint(r.NumTurns)}, {"input_tokens", fmt.Sprint(r.Usage.Input)},
+				{"output_tokens", fmt.Sprint(r.Usage.Output)}, {"cost_usd", costCell(r.CostUSD)}}}
+		msg, detail := string(r.Status), ""
+		if r.Error != nil {
+			msg = string(r.Status) + ": " + r.Error.Message
+			detail = r.Error.Kind + ": " + r.Error.Message
+		}
+		for _, ch := range r.Checks {
+			if !ch.Passed {
+				detail += "\ncheck failed: " + ch.Name
+			}
+		}
+		switch r.Status {
+		case protocol.StatusSuccess:
+		case protocol.StatusCancelled:
+			c.Skipped = &junitResult{Message: msg}
+			suite.Skipped++
+		case protocol.StatusChecks, protocol.StatusOutputSchema, protocol.StatusMaxTurns,
+			protocol.StatusMaxTokens, protocol.StatusBudget:
+			c.Failure = &junitResult{Message: msg, Type: string(r.Status), Text: detail}
+			suite.Failures++
+		default:
+			c.Error = &junitResult{Message: msg, Type: string(r.Status), Text: detail}
+			suite.Errors++
+		}
+		if b, err := os.ReadFile(filepath.Join(sessionDir(r.Key), TranscriptFile)); err == nil {
+			c.SystemOut = tailOf(strings.ToValidUTF8(string(b), "�"), junitTail)
+		}
+		suite.Cases = append(suite.Cases, c)
+		suite.Tests++
+	}
+	doc := junitSuites{Name: "agentrun", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite}}
+	b, err := xml.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("junit: %w", err)
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// Text renders the summary as a plain-text table for a terminal or a log.
+func (s *Summary) Text() string {
+	var b strings.Builder
+	keyWidth := len("SESSION")
+	for _, r := range s.Sessions {
+		keyWidth = max(keyWidth, len(r.Key))
+	}
+	keyWidth = min(keyWidth, 60)
+	fmt.Fprintf(&b, "%-*s  %-20s %6s %9s %10s  %s\n", keyWidth, "SESSION", "STATUS", "TURNS", "DURATION", "COST", "CHECKS")
+	for _, r := range s.Sessions {
+		var checks []string
+		for _, c := range r.Checks {
+			mark := "ok"
+			if !c.Passed {
+				mark = "FAIL"
+			}
+			checks = append(checks, c.Name+":"+mark)
+		}
+		fmt.Fprintf(&b, "%-*s  %-20s %6d %9s %10s  %s\n", keyWidth, clip(r.Key, keyWidth), r.Status, r.NumTurns,
+			(time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond), costCell(r.CostUSD), strings.Join(checks, " "))
+	}
+	fmt.Fprintf(&b, "\n%s\n", s.Headline())
+	return b.String()
+}

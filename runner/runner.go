@@ -1,0 +1,328 @@
+// Package runner runs the sessions of a job spec with bounded parallelism and writes
+// one folder of artifacts per session plus the run's summaries; every session ends with
+// exactly one result, whatever happens to it.
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/sourcegraph/conc/pool"
+	"go.uber.org/zap"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sink"
+)
+
+// Providers makes the model provider of each session. Activity must be called whenever
+// bytes arrive from the model, so the inactivity watchdog sees the session is alive.
+type Providers interface {
+	Provider(s jobs.Session, activity func()) (agent.Provider, ProviderInfo, error)
+}
+
+// ProviderInfo names what a session talks to, for its session_start event.
+type ProviderInfo struct {
+	Name  string
+	Model string
+}
+
+// Format is the run's stdout format.
+type Format string
+
+// The stdout formats.
+const (
+	FormatText       Format = "text"
+	FormatStreamJSON Format = "stream-json"
+)
+
+// Options configure a Runner. Zero values take the defaults in brackets.
+type Options struct {
+	// Out is the output folder ["out"].
+	Out string
+	// Concurrency overrides the spec's concurrency when positive.
+	Concurrency int
+	// Resume keeps the earlier results in Out of the same session digest and runs only
+	// sessions that have none or were interrupted (cancelled, crashed); RerunFailed
+	// also runs the sessions whose earlier result is a failure.
+	Resume, RerunFailed bool
+	// Filter keeps sessions whose key or job id matches this glob.
+	Filter string
+	// Shard selects a stable subset of the sessions.
+	Shard Shard
+	// Format of stdout [text]; Stdout receives it [io.Discard].
+	Format Format
+	Stdout io.Writer
+	// Progress receives the progress display [io.Discard]; Interactive selects the
+	// live status line (a terminal) over plain lines; Color allows ANSI colour.
+	Progress    io.Writer
+	Interactive bool
+	Color       bool
+	// Heartbeat is the interval of plain progress lines while nothing finishes [30s].
+	Heartbeat time.Duration
+	// Log receives diagnostics [zap.NewNop()].
+	Log *zap.Logger
+	// Now is the clock; NewID makes session ids.
+	Now   func() time.Time
+	NewID func() string
+	// Providers makes each session's provider (required).
+	Providers Providers
+	// Throttled reports how long providers were paused by rate limits.
+	Throttled func() (time.Duration, int)
+	// Secrets are values to redact everywhere (API keys); the sessions' own secrets
+	// (named in the spec) are added.
+	Secrets []string
+	// LookupEnv reads the environment for the spec's secrets [os.LookupEnv].
+	LookupEnv func(string) (string, bool)
+	// Environ is the base environment of tool processes and checks (API keys removed).
+	Environ []string
+	// Home and InstructionHome feed the agent's prompt layers.
+	Home, InstructionHome string
+	// Version is written to run.json.
+	Version string
+	// GitHub, when set, receives the GitHub Actions integration outputs.
+	GitHub *GitHub
+	// SubAgentSlots bounds sub-agents running at once across the run [2×concurrency].
+	SubAgentSlots int
+}
+
+// Runner runs job specs. Create one per run.
+type Runner struct {
+	opts Options
+	log  *zap.Logger
+}
+
+// New returns a runner.
+func New(opts Options) *Runner {
+	if opts.Out == "" {
+		opts.Out = "out"
+	}
+	if opts.Format == "" {
+		opts.Format = FormatText
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = io.Discard
+	}
+	if opts.Progress == nil {
+		opts.Progress = io.Discard
+	}
+	if opts.Heartbeat <= 0 {
+		opts.Heartbeat = 30 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = zap.NewNop()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.NewID == nil {
+		opts.NewID = func() string { return newRunID(opts.Now()) }
+	}
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	return &Runner{opts: opts, log: opts.Log}
+}
+
+// newRunID is a session id: the seed's date and time, and 8 random hex digits so that
+// thousands of sessions started in one second stay distinct.
+func newRunID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// ErrLocked means another run holds the output folder.
+var ErrLocked = errors.New("output folder is locked by another run")
+
+// Run runs the selected sessions of spec and writes every artifact. The error is for
+// failures of the run itself (the output folder cannot be written, the lock is held);
+// failed sessions are reported in the summary.
+func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
+	if r.opts.Providers == nil {
+		return nil, errors.New("run: no providers")
+	}
+	plan, err := r.Plan(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(r.opts.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	lock, err := acquireLock(r.opts.Out)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.release()
+	start := r.opts.Now()
+	info := r.runInfo(spec, plan, start)
+	if err := writeJSON(filepath.Join(r.opts.Out, RunFile), info); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	runLog, err := os.OpenFile(filepath.Join(r.opts.Out, RunLogFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	defer runLog.Close()
+
+	st := &runState{
+		r: r, spec: spec, plan: plan,
+		runLog: sink.NewSyncWriter(runLog), stdout: sink.NewSyncWriter(r.opts.Stdout),
+		results: make([]*protocol.Result, len(plan.Run)),
+		budget:  newRunBudget(spec.Budget),
+	}
+	runCtx, cancelRun := context.WithCancelCause(ctx)
+	defer cancelRun(nil)
+	st.cancelRun = cancelRun
+	slots := r.opts.SubAgentSlots
+	if slots <= 0 {
+		slots = 2 * plan.Concurrency
+	}
+	st.subAgents = make(chan struct{}, slots)
+	st.progress = newProgress(r.opts, len(plan.Run)+len(plan.Reused), r.opts.Now)
+	for _, res := range plan.Reused {
+		st.progress.reused(res)
+	}
+
+	if r.opts.GitHub != nil {
+		var secrets []string
+		for _, s := range plan.Run {
+			secrets = append(secrets, st.secretsFor(s)...)
+		}
+		r.opts.GitHub.Mask(secrets)
+	}
+	stopProgress := st.progress.start()
+	p := pool.New().WithMaxGoroutines(plan.Concurrency)
+	for i, s := range plan.Run {
+		if err := runCtx.Err(); err != nil {
+			st.results[i] = st.notStarted(runCtx, s)
+			continue
+		}
+		if !st.budget.admit(s.Settings.Budget.MaxCostUSD) {
+			st.results[i] = st.refusedBudget(s)
+			continue
+		}
+		p.Go(func() {
+			st.results[i] = st.runSession(runCtx, s)
+			st.budget.finished(st.results[i])
+		})
+	}
+	p.Wait()
+	stopProgress()
+
+	end := r.opts.Now()
+	sum := st.summary(start, end)
+	if err := r.writeReports(sum, info, end); err != nil {
+		return sum, err
+	}
+	if r.opts.GitHub != nil {
+		if err := r.opts.GitHub.Report(sum, r.opts.Out); err != nil {
+			return sum, fmt.Errorf("run: github: %w", err)
+		}
+	}
+	return sum, nil
+}
+
+// runState is one run in progress.
+type runState struct {
+	r         *Runner
+	spec      *jobs.Spec
+	plan      *Plan
+	runLog    *sink.SyncWriter
+	stdout    *sink.SyncWriter
+	results   []*protocol.Result
+	budget    *runBudget
+	cancelRun context.CancelCauseFunc
+	subAgents chan struct{}
+	progress  *progress
+}
+
+// summary collects every result, the reused ones included, sorted by key.
+func (st *runState) summary(start, end time.Time) *Summary {
+	all := append([]*protocol.Result(nil), st.plan.Reused...)
+	for _, res := range st.results {
+		if res != nil {
+			all = append(all, res)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Key < all[j].Key })
+	var throttled time.Duration
+	var pauses int
+	if st.r.opts.Throttled != nil {
+		throttled, pauses = st.r.opts.Throttled()
+	}
+	return newSummary(st.spec, st.plan, all, start, end, throttled, pauses, st.budget.refusedAny())
+}
+
+// runBudget enforces the run-level cost cap: it stops admitting sessions before the cap
+// would be exceeded and cancels the run once it is.
+type runBudget struct {
+	mu           sync.Mutex
+	cap          float64
+	spent        float64
+	running      int
+	finishedN    int
+	finishedCost float64
+	refused      bool
+}
+
+func newRunBudget(b jobs.Budget) *runBudget { return &runBudget{cap: b.MaxCostUSD} }
+
+// admit reserves room for one more session, estimated at its own cap or at the mean
+// cost of the sessions finished so far.
+func (b *runBudget) admit(sessionCap float64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cap <= 0 {
+		b.running++
+		return true
+	}
+	estimate := sessionCap
+	if estimate <= 0 && b.finishedN > 0 {
+		estimate = b.finishedCost / float64(b.finishedN)
+	}
+	if b.spent >= b.cap || b.spent+estimate*float64(b.running+1) > b.cap {
+		b.refused = true
+		return false
+	}
+	b.running++
+	return true
+}
+
+func (b *runBudget) finished(res *protocol.Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.running--
+	b.finishedN++
+	if res != nil && res.TotalCostUSD != nil {
+		b.finishedCost += *res.TotalCostUSD
+	}
+}
+
+// spend adds usd and reports whether the cap is now exceeded.
+func (b *runBudget) spend(usd float64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spent += usd
+	if b.cap > 0 && b.spent > b.cap {
+		b.refused = true
+		return true
+	}
+	return false
+}
+
+func (b *runBudget) refusedAny() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.refused
+}

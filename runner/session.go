@@ -1,0 +1,291 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sourcegraph/conc/panics"
+	"go.uber.org/zap"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// runSession runs s, with its whole-session retries, and returns its final result.
+func (st *runState) runSession(ctx context.Context, s jobs.Session) *protocol.Result {
+	dir := filepath.Join(st.r.opts.Out, SessionsDir, s.Key)
+	if err := resetDir(dir); err != nil {
+		return st.failedToStart(s, dir, 1, err)
+	}
+	for attempt := 1; ; attempt++ {
+		res := st.attempt(ctx, s, dir, attempt)
+		if attempt > s.Settings.Retries || !retryable(res.Status, res.Error) || ctx.Err() != nil {
+			return res
+		}
+		st.r.log.Info("session failed; retrying", zapKey(s.Key), zap.String("status", string(res.Status)),
+			zap.Int("attempt", attempt))
+		if err := keepAttempt(dir, attempt); err != nil {
+			return res
+		}
+	}
+}
+
+// attempt runs s once. Whatever happens, the returned result has been written as the
+// last event of the session's streams and atomically to result.json.
+func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, attempt int) (res *protocol.Result) {
+	o := st.r.opts
+	start := o.Now()
+	res = &protocol.Result{SessionID: o.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
+		Attempts: attempt, Retries: attempt - 1, Checks: []protocol.Check{}}
+	st.progress.started(s.Key)
+	secrets := st.secretsFor(s)
+	arts, err := st.openArtifacts(s, dir, res.SessionID, secrets)
+	if err != nil {
+		res.Status, res.IsError = protocol.StatusCrashed, true
+		res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: "open artifacts: " + err.Error()}
+		st.finish(nil, dir, res, start)
+		return res
+	}
+	defer func() { st.finish(arts, dir, res, start) }()
+
+	timeout := s.Settings.Timeout
+	sctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, ErrSessionTimeout)
+	defer cancelTimeout()
+	sctx, cancel := context.WithCancelCause(sctx)
+	defer cancel(nil)
+	watch := newWatchdog(s.Settings.IdleTimeout, o.Now, func() { cancel(errInactivity) })
+	defer watch.stop()
+
+	var out agent.Outcome
+	var ws *workspace
+	var setupErr error
+	recovered := panics.Try(func() {
+		ws, setupErr = st.prepareWorkspace(sctx, s)
+		if setupErr != nil {
+			return
+		}
+		var sess *agent.Session
+		sess, setupErr = st.newAgent(s, res.SessionID, ws.dir, dir, arts, secrets, watch.touch)
+		if setupErr != nil {
+			return
+		}
+		if setupErr = sess.Start(); setupErr != nil {
+			return
+		}
+		out = sess.Run(sctx, s.Prompt)
+	})
+	watch.stop()
+	switch {
+	case recovered != nil:
+		res.Status = protocol.StatusCrashed
+		res.Error = &protocol.Error{Kind: protocol.ErrPanic, Message: fmt.Sprintf("panic: %v", recovered.Value)}
+		st.r.log.Error("session panicked", zapKey(s.Key), zap.String("stack", string(recovered.Stack)))
+	case setupErr != nil:
+		res.Status = protocol.StatusCrashed
+		res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: setupErr.Error()}
+	default:
+		r := ResultOf(sctx, out)
+		res.Status, res.Error, res.StopReason, res.NumTurns = r.Status, r.Error, r.StopReason, r.NumTurns
+		res.DurationAPIMS, res.Usage, res.TotalCostUSD, res.Result = r.DurationAPIMS, r.Usage, r.TotalCostUSD, r.Result
+	}
+	if res.Status == protocol.StatusSuccess && ws != nil {
+		st.runChecks(ctx, s, ws.dir, res)
+	}
+	if res.Status == protocol.StatusSuccess && len(s.OutputSchema) > 0 {
+		checkOutput(s, res)
+	}
+	if ws != nil {
+		if err := ws.finish(dir); err != nil {
+			st.r.log.Warn("workspace cleanup", zapKey(s.Key), zapErr(err))
+		}
+	}
+	if res.Result == "" && res.Error != nil {
+		res.Result = res.Error.Message
+	}
+	return res
+}
+
+// finish completes a result and writes it: as the last event, then to result.json.
+func (st *runState) finish(arts *artifacts, dir string, res *protocol.Result, start time.Time) {
+	res.DurationMS = st.r.opts.Now().Sub(start).Milliseconds()
+	res.IsError = res.Status != protocol.StatusSuccess
+	if arts != nil {
+		// The redactor scrubs the result before the streams see it.
+		if err := arts.writeResult(res); err != nil {
+			st.r.log.Error("write result event", zapKey(res.Key), zapErr(err))
+		}
+		if err := arts.close(); err != nil {
+			st.r.log.Error("close artifacts", zapKey(res.Key), zapErr(err))
+		}
+		res = arts.redactedResult(res)
+	}
+	if err := writeJSON(filepath.Join(dir, ResultFile), res); err != nil {
+		st.r.log.Error("write result.json", zapKey(res.Key), zapErr(err))
+	}
+	st.progress.finished(res)
+	st.r.log.Info("session finished", zapKey(res.Key), zap.String("status", string(res.Status)),
+		zap.Int("turns", res.NumTurns), zap.Int64("ms", res.DurationMS))
+}
+
+// newAgent builds the agent session of s.
+func (st *runState) newAgent(s jobs.Session, sessionID, workdir, dir string, arts *artifacts, secrets []string, activity func()) (*agent.Session, error) {
+	o := st.r.opts
+	provider, info, err := o.Providers.Provider(s, activity)
+	if err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	tools := make([]string, len(s.Settings.Tools))
+	for i, t := range s.Settings.Tools {
+		tools[i] = string(t)
+	}
+	cfg := agent.Config{
+		SessionID: sessionID, JobID: s.JobID, Provider: info.Name, Model: info.Model,
+		MaxTurns: s.Settings.MaxTurns, MaxTokens: s.Settings.MaxTokens,
+		Thinking: protocol.Thinking{Mode: string(s.Settings.Thinking.Mode), Budget: s.Settings.Thinking.Budget,
+			Effort: string(s.Settings.Thinking.Effort)},
+		System: s.System, Tools: tools, Workspace: workdir, Home: o.Home,
+		BashMode: s.Settings.BashMode, ToolTimeout: s.Settings.ToolTimeout,
+		ProcEnv:         procEnv(o.Environ, s.Settings.Env),
+		InstructionHome: o.InstructionHome, Skills: s.Settings.Skills,
+		Budget:     agent.Budget{MaxCostUSD: s.Settings.Budget.MaxCostUSD, MaxTokens: s.Settings.Budget.MaxTokens},
+		Compaction: agent.CompactConfig{MaxContext: int64(s.Settings.MaxContext)},
+	}
+	deps := agent.Deps{
+		Provider: provider, Sink: arts, Store: &agent.DirStore{Dir: dir}, Now: o.Now,
+		NewID: o.NewID, Cost: st.cost, Activity: activity, SubAgentSlots: st.subAgents,
+	}
+	return agent.New(cfg, deps)
+}
+
+// cost prices one model call and charges it to the run's budget, cancelling the run
+// once the cap is exceeded.
+func (st *runState) cost(model string, u protocol.Usage) (float64, bool) {
+	p, ok := st.spec.Price(model)
+	if !ok {
+		return 0, false
+	}
+	usd := p.Cost(u.Input, u.Output, u.CacheRead, u.CacheCreation)
+	if st.budget.spend(usd) {
+		st.cancelRun(errRunBudget)
+	}
+	return usd, true
+}
+
+// secretsFor returns the values to redact in the artifacts of s.
+func (st *runState) secretsFor(s jobs.Session) []string {
+	out := append([]string(nil), st.r.opts.Secrets...)
+	for _, name := range s.Settings.Secrets {
+		if v, ok := st.r.opts.LookupEnv(name); ok && v != "" {
+			out = append(out, v)
+		}
+		if v := s.Settings.Env[name]; v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// procEnv is the environment of tool processes: the base environment with the job's
+// variables on top.
+func procEnv(base []string, extra map[string]string) []string {
+	if base == nil && len(extra) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, ok := extra[name]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range extra {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// watchdog cancels a session that shows no activity for the idle timeout.
+type watchdog struct {
+	idle     time.Duration
+	now      func() time.Time
+	last     atomic.Int64
+	done     chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+}
+
+func newWatchdog(idle time.Duration, now func() time.Time, fire func()) *watchdog {
+	w := &watchdog{idle: idle, now: now, done: make(chan struct{})}
+	w.touch()
+	if idle <= 0 {
+		return w
+	}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTimer(idle)
+		defer t.Stop()
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-t.C:
+				quiet := w.now().Sub(time.Unix(0, w.last.Load()))
+				if quiet >= w.idle {
+					fire()
+					return
+				}
+				t.Reset(w.idle - quiet)
+			}
+		}
+	}()
+	return w
+}
+
+// touch records activity.
+func (w *watchdog) touch() { w.last.Store(w.now().UnixNano()) }
+
+// stop ends the watchdog and waits for it; it may be called more than once.
+func (w *watchdog) stop() {
+	w.stopOnce.Do(func() { close(w.done) })
+	w.wg.Wait()
+}
+
+// resetDir empties a session folder for a fresh run.
+func resetDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+// keepAttempt moves the artifacts of a failed attempt to attempts/N.
+func keepAttempt(dir string, attempt int) error {
+	dst := filepath.Join(dir, "attempts", fmt.Sprint(attempt))
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == "attempts" {
+			continue
+		}
+		if err := os.Rename(filepath.Join(dir, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func zapKey(k string) zap.Field  { return zap.String("session", k) }
+func zapErr(err error) zap.Field { return zap.Error(err) }

@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// SummarySchemaVersion is the version of summary.json.
+const SummarySchemaVersion = 1
+
+// Summary is summary.json: one row per session and the run's totals.
+type Summary struct {
+	SchemaVersion  int    `json:"schema_version"`
+	Spec           string `json:"spec"`
+	SpecDigest     string `json:"spec_digest"`
+	SessionsDigest string `json:"sessions_digest"`
+	// Shard is "I/N" for a sharded run; Shards lists the shards a merged summary joined.
+	Shard      string   `json:"shard,omitempty"`
+	Shards     []string `json:"shards,omitempty"`
+	StartedAt  string   `json:"started_at"`
+	EndedAt    string   `json:"ended_at"`
+	DurationMS int64    `json:"duration_ms"`
+	Totals     Totals   `json:"totals"`
+	Sessions   []Row    `json:"sessions"`
+}
+
+// Totals add up the sessions of a run.
+type Totals struct {
+	Sessions int                     `json:"sessions"`
+	Passed   int                     `json:"passed"`
+	Failed   int                     `json:"failed"`
+	Reused   int                     `json:"reused"`
+	ByStatus map[protocol.Status]int `json:"by_status"`
+	Usage    protocol.Usage          `json:"usage"`
+	Tokens   int64                   `json:"tokens"`
+	// CostUSD sums the sessions with a known cost; CostComplete is false when some
+	// session's model had no price.
+	CostUSD      float64 `json:"cost_usd"`
+	CostComplete bool    `json:"cost_complete"`
+	// ThrottledMS is how long providers were paused by rate limits and overloads.
+	ThrottledMS    int64 `json:"throttled_ms"`
+	ThrottlePauses int   `json:"throttle_pauses"`
+	// BudgetExhausted is true when the run-level budget stopped or refused sessions.
+	BudgetExhausted bool `json:"budget_exhausted"`
+}
+
+// Row is one session in summary.json.
+type Row struct {
+	Key        string          `json:"key"`
+	JobID      string          `json:"job_id"`
+	SessionID  string          `json:"session_id"`
+	Status     protocol.Status `json:"status"`
+	IsError    bool            `json:"is_error"`
+	NumTurns   int             `json:"num_turns"`
+	DurationMS int64           `json:"duration_ms"`
+	Usage      protocol.Usage  `json:"usage"`
+	CostUSD    *float64        `json:"cost_usd"`
+	Attempts   int             `json:"attempts"`
+	Checks     []CheckRow      `json:"checks,omitempty"`
+	Error      *protocol.Error `json:"error,omitempty"`
+	// Reused marks a result kept from an earlier run by --resume.
+	Reused bool `json:"reused,omitempty"`
+}
+
+// CheckRow is one check in a summary row.
+type CheckRow struct {
+	Name   string `json:"name"`
+	Passed bool   `json:"passed"`
+}
+
+// RunInfo is run.json.
+type RunInfo struct {
+	SchemaVersion  int      `json:"schema_version"`
+	Spec           string   `json:"spec"`
+	SpecDigest     string   `json:"spec_digest"`
+	SessionsDigest string   `json:"sessions_digest"`
+	SessionsTotal  int      `json:"sessions_total"`
+	Selected       []string `json:"selected"`
+	Shard          *Shard   `json:"shard,omitempty"`
+	Filter         string   `json:"filter,omitempty"`
+	Version        string   `json:"version"`
+	GoVersion      string   `json:"go_version"`
+	StartedAt      string   `json:"started_at"`
+	EndedAt        string   `json:"ended_at,omitempty"`
+}
+
+func (r *Runner) runInfo(spec *jobs.Spec, plan *Plan, start time.Time) *RunInfo {
+	info := &RunInfo{SchemaVersion: 1, Spec: spec.File(), SpecDigest: plan.SpecDigest,
+		SessionsDigest: plan.SessionsDigest, SessionsTotal: len(plan.All), Version: r.opts.Version,
+		GoVersion: runtime.Version(), StartedAt: start.UTC().Format(time.RFC3339), Selected: []string{}}
+	for _, s := range plan.Run {
+		info.Selected = append(info.Selected, s.Key)
+	}
+	for _, res := range plan.Reused {
+		info.Selected = append(info.Selected, res.Key)
+	}
+	sort.Strings(info.Selected)
+	info.Filter = r.opts.Filter
+	if r.opts.Shard.Total > 0 {
+		sh := r.opts.Shard
+		info.Shard = &sh
+	}
+	return info
+}
+
+// newSummary builds the summary of results (sorted by key).
+func newSummary(spec *jobs.Spec, plan *Plan, results []*protocol.Result, start, end time.Time, throttled time.Duration, pauses int, budget bool) *Summary {
+	reused := map[string]bool{}
+	for _, r := range plan.Reused {
+		reused[r.Key] = true
+	}
+	s := &Summary{SchemaVersion: SummarySchemaVersion, Spec: spec.File(), SpecDigest: plan.SpecDigest,
+		SessionsDigest: plan.SessionsDigest, StartedAt: start.UTC().Format(time.RFC3339), EndedAt: end.UTC().Format(time.RFC3339),
+		DurationMS: end.Sub(start).Milliseconds(), Sessions: []Row{}}
+	s.Totals.ThrottledMS, s.Totals.ThrottlePauses, s.Totals.BudgetExhausted = throttled.Milliseconds(), pauses, budget
+	for _, res := range results {
+		s.Sessions = append(s.Sessions, rowOf(res, reused[res.Key]))
+	}
+	s.total()
+	return s
+}
+
+func rowOf(res *protocol.Result, reused bool) Row {
+	row := Row{Key: res.Key, JobID: res.JobID, SessionID: res.SessionID, Status: res.Status, IsError: res.IsError,
+		NumTurns: res.NumTurns, DurationMS: res.DurationMS, Usage: res.Usage, CostUSD: res.TotalCostUSD,
+		Attempts: res.Attempts, Error: res.Error, Reused: reused}
+	for _, c := range res.Checks {
+		row.Checks = append(row.Checks, CheckRow{Name: c.Name, Passed: c.Passed})
+	}
+	return row
+}
+
+// total recomputes the totals from the rows.
+func (s *Summary) total() {
+	t := &s.Totals
+	t.Sessions, t.Passed, t.Failed, t.Reused = 0, 0, 0, 0
+	t.ByStatus = map[protocol.Status]int{}
+	t.Usage, t.CostUSD, t.CostComplete = protocol.Usage{}, 0, true
+	for _, r := range s.Sessions {
+		t.Sessions++
+		t.ByStatus[r.Status]++
+		if r.Status == protocol.StatusSuccess {
+			t.Passed++
+		} else {
+			t.Failed++
+		}
+		if r.Reused {
+			t.Reused++
+		}
+		t.Usage = t.Usage.Add(r.Usage)
+		switch {
+		case r.CostUSD != nil:
+			t.CostUSD += *r.CostUSD
+		case r.NumTurns > 0:
+			t.CostComplete = false
+		}
+	}
+	t.Tokens = t.Usage.Total()
+}
+
+// ExitCode is the run's exit code: 130 when interrupted, 4 when the run-level budget
+// ran out, 1 when a session failed, else 0.
+func (s *Summary) ExitCode(interrupted bool) int {
+	switch {
+	case interrupted:
+		return 130
+	case s.Totals.BudgetExhausted:
+		return 4
+	case s.Totals.Failed > 0:
+		return 1
+	}
+	return 0
+}
+
+// Headline is a one-line account of the run.
+func (s *Summary) Headline() string {
+	cost := fmt.Sprintf("$%.4f", s.Totals.CostUSD)
+	if !s.Totals.CostComplete {
+		cost += "+ (some models unpriced)"
+	}
+	return fmt.Sprintf("%d sessions · %d passed · %d failed · %s tokens · %s · %s",
+		s.Totals.Sessions, s.Totals.Passed, s.Totals.Failed, thousands(s.Totals.Tokens), cost,
+		(time.Duration(s.DurationMS) * time.Millisecond).Round(100*time.Millisecond))
+}
+
+// thousands formats n with thousands separators.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}

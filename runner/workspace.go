@@ -1,0 +1,162 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentrun/agentrun/jobs"
+)
+
+// workspace is the folder a session works in.
+type workspace struct {
+	dir  string
+	mode jobs.WorkspaceMode
+	// repo is the repository of a worktree workspace.
+	repo string
+}
+
+// prepareWorkspace gives s its folder: the spec's folder itself (shared), a fresh copy
+// of it (copy) or a git worktree of it (worktree), both under OUT/workspaces/<key>.
+func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*workspace, error) {
+	src := s.Settings.Workspace.Dir
+	mode := s.Settings.Workspace.Mode
+	info, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("workspace: %s is not a directory", src)
+	}
+	switch mode {
+	case jobs.WorkspaceCopy, jobs.WorkspaceWorktree:
+	default:
+		dir, err := filepath.EvalSymlinks(src)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		return &workspace{dir: dir, mode: mode}, nil
+	}
+	out, err := filepath.Abs(st.r.opts.Out)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	dst := filepath.Join(out, WorkspacesDir, s.Key)
+	if err := os.RemoveAll(dst); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if mode == jobs.WorkspaceCopy {
+		if err := copyTree(src, dst, out); err != nil {
+			return nil, fmt.Errorf("workspace: copy %s: %w", src, err)
+		}
+		dir, err := filepath.EvalSymlinks(dst)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		return &workspace{dir: dir, mode: mode}, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if _, err := git(ctx, src, "worktree", "prune"); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	if _, err := git(ctx, src, "worktree", "add", "--detach", "--force", dst, "HEAD"); err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	dir, err := filepath.EvalSymlinks(dst)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	return &workspace{dir: dir, mode: mode, repo: src}, nil
+}
+
+// finish saves what a worktree session changed as changes.patch in the session folder
+// and removes the worktree; copies stay for inspection.
+func (w *workspace) finish(sessionDir string) error {
+	if w.mode != jobs.WorkspaceWorktree {
+		return nil
+	}
+	ctx := context.Background()
+	if _, err := git(ctx, w.dir, "add", "-A"); err != nil {
+		return err
+	}
+	diff, err := git(ctx, w.dir, "diff", "--cached", "--binary", "HEAD")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(sessionDir, PatchFile), diff, 0o644); err != nil {
+		return err
+	}
+	_, err = git(ctx, w.repo, "worktree", "remove", "--force", w.dir)
+	return err
+}
+
+// git runs a git command in dir and returns its stdout.
+func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// copyTree copies the folder src to dst, keeping modes and symlinks, and skipping skip
+// (the output folder, when it lies inside src).
+func copyTree(src, dst, skip string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if abs, aerr := filepath.Abs(p); aerr == nil && abs == skip {
+			return filepath.SkipDir
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(link, target)
+		case info.Mode().IsRegular():
+			return copyFile(p, target, info.Mode().Perm())
+		}
+		return nil // sockets, devices and pipes are not copied
+	})
+}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
