@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,11 +72,23 @@ var _ runner.Providers = (*providers)(nil)
 func (p *providers) resolve(specProvider, specModel, specBaseURL, script string) (providerChoice, error) {
 	c := providerChoice{script: script}
 	c.name = first(p.flags.provider, p.cfg.Provider, specProvider)
+	model := first(p.flags.model, p.cfg.Model, specModel)
+	anthropicSet := p.cfg.AnthropicKey != "" || p.cfg.AnthropicBase != ""
+	openaiSet := p.cfg.OpenAIKey != "" || p.cfg.OpenAIBase != ""
+	if c.name == "" {
+		// A model name says which provider it belongs to, when that provider is set up.
+		switch {
+		case strings.HasPrefix(model, "claude") && anthropicSet:
+			c.name = "anthropic"
+		case isOpenAIModel(model) && openaiSet:
+			c.name = "openai"
+		}
+	}
 	if c.name == "" {
 		switch {
-		case p.cfg.AnthropicKey != "" || p.cfg.AnthropicBase != "":
+		case anthropicSet:
 			c.name = "anthropic"
-		case p.cfg.OpenAIKey != "" || p.cfg.OpenAIBase != "":
+		case openaiSet:
 			c.name = "openai"
 		default:
 			c.name = "scripted"
@@ -85,7 +98,7 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 	if _, ok := defaultModels[c.name]; !ok {
 		return c, usagef("unknown provider %q: want anthropic, openai, responses or scripted", c.name)
 	}
-	c.model = first(p.flags.model, p.cfg.Model, specModel, defaultModels[c.name])
+	c.model = first(model, defaultModels[c.name])
 	switch c.name {
 	case "anthropic":
 		c.baseURL = first(p.flags.baseURL, p.cfg.AnthropicBase, specBaseURL)
@@ -112,6 +125,16 @@ func (p *providers) noteScripted() {
 		p.log.Info("no API key or base URL configured: using the built-in scripted model " +
 			"(set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real one)")
 	}
+}
+
+// isOpenAIModel recognises OpenAI's model families.
+func isOpenAIModel(m string) bool {
+	for _, p := range []string{"gpt-", "o1", "o3", "o4", "chatgpt-", "codex-"} {
+		if strings.HasPrefix(m, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func first(vs ...string) string {

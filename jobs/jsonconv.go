@@ -1,0 +1,122 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// jsonConverter writes a YAML value as compact JSON, keeping the order of mapping
+// keys, applying merge keys and (when expand is set) ${VAR} expansion in strings.
+type jsonConverter struct {
+	d      *decoder
+	expand bool
+	b      bytes.Buffer
+}
+
+// convert returns the JSON of n, or false after reporting why it has none.
+func (c *jsonConverter) convert(n *yaml.Node, path string) ([]byte, bool) {
+	c.b.Reset()
+	if !c.write(n, path) {
+		return nil, false
+	}
+	return bytes.Clone(c.b.Bytes()), true
+}
+
+func (c *jsonConverter) write(n *yaml.Node, path string) bool {
+	n, release, ok := c.d.enter(n, path)
+	if !ok {
+		return false
+	}
+	defer release()
+	switch n.Kind {
+	case yaml.MappingNode:
+		c.b.WriteByte('{')
+		good := true
+		for i, p := range c.d.pairs(n, path) {
+			if i > 0 {
+				c.b.WriteByte(',')
+			}
+			c.str(p.key.Value)
+			c.b.WriteByte(':')
+			good = c.write(p.value, join(path, p.key.Value)) && good
+		}
+		c.b.WriteByte('}')
+		return good
+	case yaml.SequenceNode:
+		c.b.WriteByte('[')
+		good := true
+		for i, e := range n.Content {
+			if i > 0 {
+				c.b.WriteByte(',')
+			}
+			good = c.write(e, path+"["+strconv.Itoa(i)+"]") && good
+		}
+		c.b.WriteByte(']')
+		return good
+	case yaml.ScalarNode:
+		return c.scalar(n, path)
+	}
+	c.d.typeErr(n, path, "a JSON value")
+	return false
+}
+
+func (c *jsonConverter) scalar(n *yaml.Node, path string) bool {
+	switch n.ShortTag() {
+	case "!!null":
+		c.b.WriteString("null")
+	case "!!bool":
+		var v bool
+		if err := n.Decode(&v); err != nil {
+			c.d.typeErr(n, path, "a boolean")
+			return false
+		}
+		c.b.WriteString(strconv.FormatBool(v))
+	case "!!int":
+		var i int64
+		if err := n.Decode(&i); err == nil {
+			c.b.WriteString(strconv.FormatInt(i, 10))
+			return true
+		}
+		var u uint64
+		if err := n.Decode(&u); err == nil {
+			c.b.WriteString(strconv.FormatUint(u, 10))
+			return true
+		}
+		c.d.ps.add(posOf(n), path, "integer %s out of range", n.Value)
+		return false
+	case "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			c.d.ps.add(posOf(n), path, "%s is not a finite number, which JSON cannot hold", n.Value)
+			return false
+		}
+		c.b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+	case "!!timestamp":
+		c.str(n.Value)
+	case "!!str":
+		s := n.Value
+		if c.expand {
+			var err error
+			if s, _, err = expandVars(s, c.d.env); err != nil {
+				c.d.ps.add(posOf(n), path, "%v", err)
+				return false
+			}
+		}
+		c.str(s)
+	default:
+		c.d.typeErr(n, path, "a JSON value")
+		return false
+	}
+	return true
+}
+
+func (c *jsonConverter) str(s string) {
+	enc := json.NewEncoder(&c.b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)           // encoding a string into a bytes.Buffer cannot fail
+	c.b.Truncate(c.b.Len() - 1) // Encode ends with a newline
+}
