@@ -42,6 +42,10 @@ func TestLookupPrice(t *testing.T) {
 
 func TestDefaultPricesAreSane(t *testing.T) {
 	for name, p := range DefaultPrices() {
+		if name == "scripted" {
+			assert.Zero(t, p, "the built-in scripted model is free")
+			continue
+		}
 		assert.Positive(t, p.Input, name)
 		assert.GreaterOrEqual(t, p.Output, p.Input, name)
 		assert.LessOrEqual(t, p.CacheRead, p.Input, name)
