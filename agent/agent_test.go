@@ -26,14 +26,14 @@ func (f providerFunc) Stream(ctx context.Context, req protocol.Request) iter.Seq
 	return f(ctx, req)
 }
 
-// scripted answers call i with responses[i] (the last one repeats) and records requests.
-type scripted struct {
+// canned answers call i with responses[i] (the last one repeats) and records requests.
+type canned struct {
 	mu        sync.Mutex
 	responses [][]protocol.Message
 	requests  []protocol.Request
 }
 
-func (s *scripted) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
+func (s *canned) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
 	s.mu.Lock()
 	i := len(s.requests)
 	s.requests = append(s.requests, req)
@@ -71,6 +71,20 @@ func (r *recorder) kinds() []protocol.Kind {
 		out = append(out, m.Kind)
 	}
 	return out
+}
+
+// iterSeq is the provider's message sequence type.
+type iterSeq = iter.Seq[protocol.Message]
+
+// seq yields msgs in order.
+func seq(msgs ...protocol.Message) iterSeq {
+	return func(yield func(protocol.Message) bool) {
+		for _, m := range msgs {
+			if !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 func text(s string) protocol.Message { return protocol.Message{Kind: protocol.KindText, Text: s} }
@@ -123,7 +137,7 @@ func validWindow(t *testing.T, turns []protocol.Turn) {
 }
 
 func TestToolRoundTrip(t *testing.T) {
-	p := &scripted{responses: [][]protocol.Message{
+	p := &canned{responses: [][]protocol.Message{
 		{text("Writing."), call("t1", "Write", map[string]string{"path": "a.txt", "content": "hello\n"}),
 			call("t2", "Read", map[string]string{"path": "a.txt"}), usage(10, 5), stop("tool_use")},
 		{text("Done."), usage(20, 3), stop("end_turn")},
@@ -153,7 +167,7 @@ func TestToolRoundTrip(t *testing.T) {
 
 func TestRetryDiscardsPartialAttempt(t *testing.T) {
 	ws := t.TempDir()
-	p := &scripted{responses: [][]protocol.Message{
+	p := &canned{responses: [][]protocol.Message{
 		{text("First try "), call("t1", "Write", map[string]string{"path": "x.txt", "content": "1"}),
 			{Kind: protocol.KindRetry, Attempt: 1, DelayMS: 10, Reason: "network: cut"},
 			text("Second try."), call("t2", "Write", map[string]string{"path": "y.txt", "content": "2"}), stop("tool_use")},
@@ -187,7 +201,7 @@ func TestEnds(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			s, _ := newSession(t, &scripted{responses: tt.give}, agent.Config{MaxTurns: tt.maxTurns, Tools: []string{"Read"}})
+			s, _ := newSession(t, &canned{responses: tt.give}, agent.Config{MaxTurns: tt.maxTurns, Tools: []string{"Read"}})
 			out := s.Run(t.Context(), "go")
 			assert.Equal(t, tt.want, out.End)
 			require.NotNil(t, out.Err)
@@ -201,7 +215,7 @@ func TestEnds(t *testing.T) {
 }
 
 func TestMaxTokensKeepsToolsThatRan(t *testing.T) {
-	p := &scripted{responses: [][]protocol.Message{
+	p := &canned{responses: [][]protocol.Message{
 		{call("t1", "Write", map[string]string{"path": "a.txt", "content": "x"}), text("and then"), stop("max_tokens")},
 	}}
 	s, _ := newSession(t, p, agent.Config{Tools: []string{"Write"}})
@@ -262,7 +276,7 @@ func TestCancelMidStream(t *testing.T) {
 }
 
 func TestUnknownToolAndBadInput(t *testing.T) {
-	p := &scripted{responses: [][]protocol.Message{
+	p := &canned{responses: [][]protocol.Message{
 		{call("t1", "Nope", map[string]string{}),
 			{Kind: protocol.KindToolCall, Call: protocol.ToolCall{ID: "t2", Name: "Read", Input: `{"path": "a`}}, stop("tool_use")},
 		{text("ok"), stop("end_turn")},
@@ -286,7 +300,7 @@ func TestUnknownToolAndBadInput(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	loop := []protocol.Message{call("t", "Read", map[string]string{"path": "x"}), usage(1000, 1000), stop("tool_use")}
-	p := &scripted{responses: [][]protocol.Message{loop}}
+	p := &canned{responses: [][]protocol.Message{loop}}
 	rec := &recorder{}
 	cost := func(model string, u protocol.Usage) (float64, bool) { return float64(u.Input+u.Output) / 1e4, true }
 	s, err := agent.New(agent.Config{Workspace: t.TempDir(), Tools: []string{"Read"}, Budget: agent.Budget{MaxCostUSD: 0.5}},
@@ -316,7 +330,7 @@ func TestProjectKey(t *testing.T) {
 }
 
 func TestStopEventsNotDuplicated(t *testing.T) {
-	p := &scripted{responses: [][]protocol.Message{{text("hi"), stop("end_turn")}}}
+	p := &canned{responses: [][]protocol.Message{{text("hi"), stop("end_turn")}}}
 	s, rec := newSession(t, p, agent.Config{})
 	s.Run(t.Context(), "go")
 	n := 0

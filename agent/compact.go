@@ -79,7 +79,12 @@ type DecisionInput struct {
 	// the last call.
 	UserTurns, Requests, CompactRequests int
 	TotalInput, CurrentContext           int64
-	Config                               CompactConfig
+	// RemainingRequests, when positive, is the expected number of further model calls
+	// that would resend the window. It replaces the seed's estimate (further user turns
+	// times calls per user turn), which assumes an interactive session: a headless
+	// session has one user turn, and its remaining calls are bounded by max_turns.
+	RemainingRequests int
+	Config            CompactConfig
 }
 
 // Decision says how many trailing turns to keep; Keep 0 means do not compact.
@@ -130,6 +135,9 @@ func Decide(in DecisionInput) Decision {
 		avg = float64(in.TotalInput) / float64(in.Requests)
 	}
 	r := e * l
+	if in.RemainingRequests > 0 {
+		r = float64(in.RemainingRequests)
+	}
 	rt := math.Max(math.Pow(c.R, float64(in.CompactRequests+1)), 0.37)
 	m := float64(c.MaxContext)
 	minKeep := max(3, int(math.Round(float64(nr)*c.MinKeepRatio)))
@@ -256,8 +264,9 @@ const resumeNote = "[Earlier turns were compacted into the context-snapshot sect
 
 // maybeCompact runs the decision and, when it says so, the compaction. It reports
 // whether the window was compacted. A failed summary leaves the window as it was and
-// says so in an error event.
-func (s *Session) maybeCompact(ctx context.Context, trigger string) bool {
+// says so in an error event. turns is the number of model calls of this run so far:
+// the session expects as many more again, within max_turns.
+func (s *Session) maybeCompact(ctx context.Context, trigger string, turns int) bool {
 	if s.cfg.Compaction.Disabled || len(s.conv) < 2 {
 		return false
 	}
@@ -270,7 +279,8 @@ func (s *Session) maybeCompact(ctx context.Context, trigger string) bool {
 		Trigger: trigger, TurnTokens: tokens, CutOK: CutPoints(s.conv),
 		UserTurns: s.stats.UserTurns, Requests: s.stats.Requests, CompactRequests: s.stats.CompactRequests,
 		TotalInput: u.Input + u.CacheRead + u.CacheCreation, CurrentContext: s.stats.CurrentContext,
-		Config: s.cfg.Compaction,
+		RemainingRequests: max(1, min(s.cfg.MaxTurns-turns, turns)),
+		Config:            s.cfg.Compaction,
 	})
 	if dec.Keep <= 0 {
 		return false

@@ -224,7 +224,7 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 			return s.finish(out, EndMaxTurns, e)
 		}
 		if s.stats.Requests > 0 {
-			s.maybeCompact(ctx, TriggerAuto)
+			s.maybeCompact(ctx, TriggerAuto, out.Turns)
 		}
 		res := s.call(ctx)
 		out.Turns++
@@ -252,7 +252,7 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 			s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
 			return s.finish(out, EndMaxTokens, e)
 		case res.stop == "model_context_window_exceeded":
-			if !s.maybeCompact(ctx, TriggerOverflow) {
+			if !s.maybeCompact(ctx, TriggerOverflow, out.Turns) {
 				e := &protocol.Error{Kind: protocol.ErrMaxTokens, Message: "context window exceeded and compaction could not shrink it"}
 				s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
 				return s.finish(out, EndMaxTokens, e)

@@ -47,6 +47,8 @@ const (
 // any point leaves at most a torn last line, which Load ignores.
 type DirStore struct {
 	Dir string
+
+	made bool // Dir is known to exist
 }
 
 var _ Store = (*DirStore)(nil)
@@ -147,8 +149,11 @@ func (d *DirStore) Append(turns []protocol.Turn) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
-		return fmt.Errorf("append messages: %w", err)
+	if !d.made {
+		if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+			return fmt.Errorf("append messages: %w", err)
+		}
+		d.made = true
 	}
 	f, err := os.OpenFile(filepath.Join(d.Dir, MessagesFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

@@ -50,9 +50,25 @@ func (c *classifier) classify(command string) verdict {
 	if isForkBomb(command) {
 		v.add(SystemExecute, "a fork bomb exhausts the system")
 	}
+	type dir struct {
+		cwd    string
+		dotdot bool
+	}
+	var outer []dir // the directories to return to when subshells end
 	for _, pl := range parse(lex(command)) {
+		switch pl.mark {
+		case "(":
+			outer = append(outer, dir{c.cwd, c.cwdDotDot})
+			continue
+		case ")":
+			if n := len(outer); n > 0 {
+				c.cwd, c.cwdDotDot = outer[n-1].cwd, outer[n-1].dotdot
+				outer = outer[:n-1]
+			}
+			continue
+		}
 		downloaded := false
-		for _, sc := range pl {
+		for _, sc := range pl.cmds {
 			var sv verdict
 			c.simple(&sv, sc, downloaded)
 			downloaded = downloaded || sv.need&NetworkRead != 0

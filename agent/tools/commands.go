@@ -73,11 +73,10 @@ func (x *cmdCtx) run(words []token) {
 			_, words = walkArgs(words[1:], "ugCDhpRrtTU", []string{"--user", "--group", "--chdir", "--host", "--prompt", "--role", "--type"}, true)
 		case name == "su":
 			x.v.add(SystemExecute, "su runs commands as another user")
-			if opts, _ := walkArgs(words[1:], "cs", []string{"--command", "--shell"}, false); len(opts) > 0 {
-				for _, o := range opts {
-					if o.name == "-c" || o.name == "--command" {
-						x.c.nested(x.v, o.value.text)
-					}
+			opts, _ := walkArgs(words[1:], "cs", []string{"--command", "--shell"}, false)
+			for _, o := range opts {
+				if o.name == "-c" || o.name == "--command" {
+					x.c.nested(x.v, o.value.text)
 				}
 			}
 			return
@@ -95,7 +94,7 @@ func (x *cmdCtx) run(words []token) {
 			x.v.add(WorkspaceExecute, "shell control flow ("+name+")")
 			x.operands(words[1:], WorkspaceRead)
 			return
-		case prefixValued[name] != "" || hasKey(prefixValued, name):
+		case hasKey(prefixValued, name):
 			if name == "xargs" {
 				x.v.add(WorkspaceExecute, "xargs runs commands")
 			}
@@ -306,112 +305,4 @@ func (x *cmdCtx) pkgInstall(name, sub string) {
 		return
 	}
 	x.v.add(ExternalWrite, name+" "+sub+" installs outside the workspace")
-}
-
-// shell classifies sh/bash/…: the script is a -c string, a file, or stdin.
-func (x *cmdCtx) shell(name string, args []token) {
-	x.v.add(WorkspaceExecute, name+" runs a script")
-	inline, file := false, false
-	for i := 0; i < len(args); i++ {
-		a := args[i].text
-		if a == "--" || a == "-" || !(strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+")) {
-			if a == "--" && i+1 < len(args) {
-				i++
-				a = args[i].text
-			}
-			if a != "-" && a != "--" && a != "/dev/stdin" {
-				file = true
-				x.c.path(x.v, args[i], WorkspaceRead)
-				x.operands(args[i+1:], WorkspaceRead)
-			}
-			break
-		}
-		switch {
-		case a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file":
-			i++
-		case !strings.HasPrefix(a, "--") && strings.Contains(a, "c"):
-			inline = true
-			if i+1 < len(args) {
-				x.c.nested(x.v, args[i+1].text)
-				x.operands(args[i+2:], WorkspaceRead)
-			}
-			i = len(args)
-		}
-	}
-	fromStdin := !inline && !file
-	if fromStdin && x.stdinDownload {
-		x.v.add(NetworkExecute, "a download piped to "+name)
-	}
-	if x.subDownload {
-		x.v.add(NetworkExecute, name+" runs a downloaded script")
-	}
-	if fromStdin {
-		for _, r := range x.sc.redirs {
-			if r.tok.text == "<<" || r.tok.text == "<<-" {
-				x.c.nested(x.v, r.tok.body)
-			}
-			if r.tok.text == "<<<" {
-				x.c.nested(x.v, r.target.text)
-			}
-		}
-	}
-}
-
-// interpreter classifies python, node, perl and friends.
-func (x *cmdCtx) interpreter(name string, args []token) {
-	x.v.add(WorkspaceExecute, name+" runs a program")
-	inline, file := false, false
-	inPlace := false
-	for i := 0; i < len(args); i++ {
-		a := args[i].text
-		if a == "-" {
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "--" {
-			if a == "--" {
-				i++
-			}
-			if i < len(args) {
-				file = true
-				perm := WorkspaceRead
-				if inPlace {
-					perm = rw
-				}
-				x.c.path(x.v, args[i], WorkspaceRead)
-				x.operands(args[i+1:], perm)
-			}
-			break
-		}
-		switch {
-		case a == "-m":
-			inline = true
-			if i+1 < len(args) && args[i+1].text == "pip" {
-				sub := ""
-				if i+2 < len(args) {
-					sub = args[i+2].text
-				}
-				x.pkgInstall("pip", sub)
-			}
-			x.operands(args[min(i+2, len(args)):], WorkspaceRead)
-			i = len(args)
-		case a == "-c" || a == "-e" || a == "-E" || a == "-r" || a == "--eval" || a == "-p" || a == "--print" ||
-			strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], "e") && (name == "perl" || name == "ruby"):
-			inline = true
-			inPlace = inPlace || (name == "perl" || name == "ruby") && strings.Contains(a, "i")
-			perm := WorkspaceRead
-			if inPlace {
-				perm = rw
-			}
-			x.operands(args[min(i+2, len(args)):], perm)
-			i = len(args)
-		case (name == "perl" || name == "ruby") && strings.HasPrefix(a, "-") && strings.Contains(a, "i"):
-			inPlace = true
-		}
-	}
-	if !inline && !file && x.stdinDownload {
-		x.v.add(NetworkExecute, "a download piped to "+name)
-	}
-	if x.subDownload {
-		x.v.add(NetworkExecute, name+" runs downloaded code")
-	}
 }

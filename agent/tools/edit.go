@@ -61,7 +61,7 @@ func (Edit) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 	}
 	oldS, newS := *in.OldString, *in.NewString
 	for _, op := range []Op{OpRead, OpWrite} {
-		if err := env.Policy.CheckPath(op, path, env); err != nil {
+		if err := env.policy().CheckPath(op, path, env); err != nil {
 			return failure(sum, err.Error())
 		}
 	}

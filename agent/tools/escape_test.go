@@ -152,3 +152,24 @@ func TestZeroPolicyDeniesEverything(t *testing.T) {
 	_, err := os.Stat(filepath.Join(env.Workspace, "b.txt"))
 	assert.True(t, os.IsNotExist(err), "nothing was written")
 }
+
+// TestNilEnv: a nil Env denies every file and command access instead of panicking.
+func TestNilEnv(t *testing.T) {
+	for _, tc := range []struct {
+		tool  Tool
+		input string
+	}{
+		{Read{}, `{"path":"a.txt"}`},
+		{Write{}, `{"path":"a.txt","content":""}`},
+		{Edit{}, `{"path":"a.txt","old_string":"a","new_string":"b"}`},
+		{Bash{}, `{"command":"true"}`},
+		{Glob{}, `{"pattern":"*"}`},
+		{Grep{}, `{"pattern":"a"}`},
+	} {
+		res := tc.tool.Run(context.Background(), nil, json.RawMessage(tc.input))
+		assert.True(t, res.IsError, tc.tool.Spec().Name)
+		assert.Contains(t, res.Content, "allowed=0000", tc.tool.Spec().Name)
+	}
+	res := TodoWrite{}.Run(context.Background(), nil, json.RawMessage(`{"todos":[]}`))
+	assert.False(t, res.IsError)
+}

@@ -56,7 +56,7 @@ func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	pattern := *in.Pattern
 	sum := callSummary("Glob", pattern)
 	if in.Path != "" {
-		if err := env.Policy.CheckPath(OpRead, in.Path, env); err != nil {
+		if err := env.policy().CheckPath(OpRead, in.Path, env); err != nil {
 			return failure(sum, err.Error())
 		}
 		fi, err := os.Stat(absPath(env, in.Path))
@@ -74,7 +74,7 @@ func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if hasDotDot(rest) {
 		return failure(sum, "the pattern may use '..' only before its first wildcard")
 	}
-	if err := env.Policy.CheckPath(OpRead, rootArg, env); err != nil {
+	if err := env.policy().CheckPath(OpRead, rootArg, env); err != nil {
 		return failure(sum, err.Error())
 	}
 	if !anchored {

@@ -69,6 +69,8 @@ type grepSearch struct {
 	binary    int
 	groups    int
 	single    bool // the path is one file
+	br        *bufio.Reader
+	lr        *lineReader
 }
 
 // Run searches.
@@ -89,7 +91,7 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if err != nil {
 		return failure(sum, fmt.Sprintf("invalid regular expression: %v", err))
 	}
-	s := &grepSearch{env: env, re: re, mode: in.OutputMode, budget: env.maxOutput() - noteReserve}
+	s := &grepSearch{env: env, re: re, mode: in.OutputMode, budget: max(env.maxOutput()-noteReserve, minTruncate)}
 	switch s.mode {
 	case "":
 		s.mode = "content"
@@ -111,7 +113,7 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 			return failure(sum, fmt.Sprintf("invalid glob %q: %v", in.Glob, err))
 		}
 	}
-	if err := env.Policy.CheckPath(OpRead, in.Path, env); err != nil {
+	if err := env.policy().CheckPath(OpRead, in.Path, env); err != nil {
 		return failure(sum, err.Error())
 	}
 	root := absPath(env, in.Path)
@@ -132,7 +134,7 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 					return nil
 				}
 			}
-			if d.Type()&fs.ModeSymlink != 0 && env.Policy.CheckPath(OpRead, p, env) != nil {
+			if d.Type()&fs.ModeSymlink != 0 && env.policy().CheckPath(OpRead, p, env) != nil {
 				s.skipLinks++
 				return nil
 			}
@@ -171,13 +173,18 @@ func (s *grepSearch) file(ctx context.Context, p string) error {
 		return err
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	if s.br == nil {
+		s.br = bufio.NewReaderSize(f, 64<<10)
+		s.lr = newLineReader(s.br, maxGrepScanLine)
+	}
+	br, lr := s.br, s.lr
+	br.Reset(f)
+	lr.reset()
 	if head, _ := br.Peek(sniffLen); isBinary(head) {
 		s.binary++
 		return nil
 	}
 	name := displayPath(s.env, p)
-	lr := newLineReader(br, maxGrepScanLine)
 	type held struct {
 		n    int
 		text string

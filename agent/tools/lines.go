@@ -57,5 +57,8 @@ func (l *lineReader) next() bool {
 	}
 }
 
+// reset prepares the reader for new input (after its bufio.Reader was Reset).
+func (l *lineReader) reset() { l.line, l.cut, l.err = l.line[:0], false, nil }
+
 // Err returns the read error that ended next, if any.
 func (l *lineReader) Err() error { return l.err }

@@ -18,6 +18,14 @@ func (e *Env) maxOutput() int {
 	return e.MaxOutput
 }
 
+// policy returns the policy; a nil Env denies everything.
+func (e *Env) policy() Policy {
+	if e == nil {
+		return Policy{}
+	}
+	return e.Policy
+}
+
 func (e *Env) workspace() string {
 	if e == nil {
 		return ""

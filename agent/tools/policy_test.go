@@ -113,6 +113,8 @@ func TestDecisionTable(t *testing.T) {
 		{"git config --global user.name bot", "0204", yn("nnyy")},
 		{"timeout 5 sudo ls", "1000", yn("nnny")},
 		{"FOO=1 env BAR=2 nice -n 5 cat /etc/hosts", "4000", yn("nnny")},
+		{"(cd /tmp && touch x); rm -rf y", "0006", yn("ynyy")},
+		{"cd /tmp && touch x", "0004", yn("ynyy")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.give, func(t *testing.T) {

@@ -57,7 +57,7 @@ func (Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	case in.Limit.set && in.Limit.n < 1:
 		return failure(sum, "limit must be 1 or more")
 	}
-	if err := env.Policy.CheckPath(OpRead, path, env); err != nil {
+	if err := env.policy().CheckPath(OpRead, path, env); err != nil {
 		return failure(sum, err.Error())
 	}
 	f, fi, err := openRegular(absPath(env, path))

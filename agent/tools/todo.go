@@ -23,9 +23,12 @@ const (
 
 // Todo is one item of a TodoWrite list.
 type Todo struct {
-	Content    string     `json:"content"`
-	Status     TodoStatus `json:"status"`
-	ActiveForm string     `json:"activeForm,omitempty"`
+	// Content is what is to be done, in the imperative ("Run the tests").
+	Content string `json:"content"`
+	// Status is pending, in_progress or completed.
+	Status TodoStatus `json:"status"`
+	// ActiveForm is the present continuous form ("Running the tests"), optional.
+	ActiveForm string `json:"activeForm,omitempty"`
 }
 
 // todoList is the todos member. Models sometimes send the array as a JSON string;

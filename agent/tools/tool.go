@@ -38,13 +38,16 @@ type Env struct {
 	Home string
 	// Policy decides which commands and paths are allowed.
 	Policy Policy
-	// Timeout is the default time limit of a Bash call (0 means 10 minutes).
+	// Timeout is the time limit of a Bash call (0 means DefaultTimeout, 10 minutes).
+	// A call's own timeout argument can shorten it, never extend it.
 	Timeout time.Duration
 	// ProcEnv is the environment of Bash processes (nil means a minimal environment).
 	ProcEnv []string
 	// MaxOutput caps the bytes of one result (0 means DefaultMaxOutput).
 	MaxOutput int
-	// Activity, when set, is called whenever a tool makes visible progress (output).
+	// Activity, when set, is called whenever a tool makes visible progress (command
+	// output), at most every 200 ms per call. It may be called from the goroutines
+	// that read a command's output, so it must be safe for concurrent use.
 	Activity func()
 }
 

@@ -17,7 +17,7 @@ var vcsDirs = []string{".git", ".hg", ".svn", ".jj"}
 // fn may return fs.SkipAll to stop early.
 func walkFiles(ctx context.Context, env *Env, root string, fn func(path string, d fs.DirEntry) error) error {
 	ig := newIgnorer(env.workspace(), root)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == root {
 				return err
@@ -46,8 +46,4 @@ func walkFiles(ctx context.Context, env *Env, root string, fn func(path string, 
 		}
 		return fn(p, d)
 	})
-	if err == fs.SkipAll {
-		return nil
-	}
-	return err
 }

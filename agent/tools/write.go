@@ -56,7 +56,7 @@ func (Write) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 	if len(content) > MaxWriteBytes {
 		return failure(sum, fmt.Sprintf("content is %d bytes; Write accepts at most %d bytes (1 MiB): split the file or generate it with a command", len(content), MaxWriteBytes))
 	}
-	if err := env.Policy.CheckPath(OpWrite, path, env); err != nil {
+	if err := env.policy().CheckPath(OpWrite, path, env); err != nil {
 		return failure(sum, err.Error())
 	}
 	abs := absPath(env, path)
@@ -70,9 +70,12 @@ func (Write) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 }
 
 // writeFile creates the parent directories and writes data, keeping the mode of an
-// existing file. A symbolic link is written through, to its target.
+// existing file. An existing file is overwritten in place and then cut to the new
+// length, rather than truncated to zero first: on ext4 a truncation to zero forces the
+// file's data to disk on close, which costs hundreds of microseconds per edit.
 func writeFile(abs string, data []byte) error {
 	mode := fs.FileMode(0o644)
+	exists := false
 	if fi, err := os.Stat(abs); err == nil {
 		if fi.IsDir() {
 			return errIsDir
@@ -80,12 +83,26 @@ func writeFile(abs string, data []byte) error {
 		if !fi.Mode().IsRegular() {
 			return errNotRegular
 		}
-		mode = fi.Mode().Perm()
+		mode, exists = fi.Mode().Perm(), true
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	if !exists || len(data) == 0 {
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(abs, data, mode)
+	}
+	f, err := os.OpenFile(abs, os.O_WRONLY, mode)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(abs, data, mode)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // writeError turns a write error into a message for the model.

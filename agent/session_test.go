@@ -1,0 +1,232 @@
+package agent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport/scripted"
+)
+
+// script builds a scripted-model script from YAML.
+func script(t testing.TB, yaml string) *scripted.Script {
+	t.Helper()
+	s, err := scripted.ParseScript("test.yaml", []byte(yaml))
+	require.NoError(t, err)
+	return s
+}
+
+// TestScriptedSessionWritesReadsEditsRuns drives real tools in a temporary workspace
+// with the scripted model and checks the files and the stream.
+func TestScriptedSessionWritesReadsEditsRuns(t *testing.T) {
+	ws := t.TempDir()
+	s := script(t, `
+steps:
+  - text: "Writing the script."
+    tool_calls:
+      - name: Write
+        input: {path: hello.sh, content: "echo hello world\n"}
+  - tool_calls:
+      - name: Read
+        input: {path: hello.sh}
+  - tool_calls:
+      - name: Edit
+        input: {path: hello.sh, old_string: "hello world", new_string: "hello agentrun"}
+  - tool_calls:
+      - name: Bash
+        input: {command: "bash hello.sh > out.txt && cat out.txt"}
+  - text: "Done."
+`)
+	rec := &recorder{}
+	sess, err := agent.New(agent.Config{Workspace: ws, Tools: []string{"Read", "Write", "Edit", "Bash"}},
+		agent.Deps{Provider: scripted.New(scripted.Options{Default: s}), Sink: rec})
+	require.NoError(t, err)
+	require.NoError(t, sess.Start())
+	out := sess.Run(t.Context(), "make a greeting script")
+	require.Equal(t, agent.EndCompleted, out.End, "%+v", out.Err)
+	assert.Equal(t, 5, out.Turns)
+	b, err := os.ReadFile(filepath.Join(ws, "out.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello agentrun\n", string(b))
+	validWindow(t, sess.Conversation())
+
+	// The stream is complete and every line is valid JSON.
+	var lines []string
+	for _, m := range rec.msgs {
+		line, err := protocol.AppendEvent(nil, m, protocol.Envelope{})
+		require.NoError(t, err)
+		assert.True(t, json.Valid(line), string(line))
+		lines = append(lines, string(line))
+	}
+	require.NotEmpty(t, lines)
+	assert.Contains(t, lines[0], `"type":"session_start"`)
+	calls, results := 0, 0
+	for _, m := range rec.msgs {
+		switch m.Kind {
+		case protocol.KindToolCall:
+			calls++
+		case protocol.KindToolResult:
+			results++
+			assert.False(t, m.Result.IsError, m.Result.Content)
+		}
+	}
+	assert.Equal(t, 4, calls)
+	assert.Equal(t, 4, results)
+}
+
+// bigSteps is a script of n steps, each writing and reading a file of size bytes.
+func bigSteps(n, size int) string {
+	var b strings.Builder
+	b.WriteString("steps:\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "  - text: \"step %d\"\n    tool_calls:\n      - name: Write\n        input: {path: f%d.txt, content: %q}\n      - name: Read\n        input: {path: f%d.txt}\n",
+			i, i, strings.Repeat(fmt.Sprintf("line %d of a long file\n", i), size/24), i)
+	}
+	b.WriteString("  - text: \"All files written.\"\n")
+	return b.String()
+}
+
+// TestCompactionEndToEnd runs a long session against a tiny context budget: it must
+// compact at least twice and still finish with a valid window.
+func TestCompactionEndToEnd(t *testing.T) {
+	ws := t.TempDir()
+	rec := &recorder{}
+	store := &agent.DirStore{Dir: t.TempDir()}
+	sess, err := agent.New(agent.Config{Workspace: ws, Tools: []string{"Read", "Write"}, MaxTurns: 40,
+		Compaction: agent.CompactConfig{MaxContext: 6000}},
+		agent.Deps{Provider: scripted.New(scripted.Options{Default: script(t, bigSteps(12, 2400))}), Sink: rec, Store: store})
+	require.NoError(t, err)
+	out := sess.Run(t.Context(), "write the files")
+	require.Equal(t, agent.EndCompleted, out.End, "%+v", out.Err)
+	assert.Equal(t, "All files written.", out.FinalText)
+
+	compactions, compactUsage := 0, 0
+	for _, m := range rec.msgs {
+		switch {
+		case m.Kind == protocol.KindContextUpdate:
+			compactions++
+			assert.Equal(t, "compact", m.Context.Kind)
+		case m.Kind == protocol.KindUsage && m.UsageKind == "compact":
+			compactUsage++
+		case m.Kind == protocol.KindError:
+			t.Errorf("unexpected error event: %+v", m.Err)
+		}
+	}
+	assert.GreaterOrEqual(t, compactions, 2, "the session compacts at least twice")
+	assert.Equal(t, compactions, compactUsage, "every compaction reports its usage")
+	assert.Equal(t, compactions, sess.Stats().CompactRequests)
+	conv := sess.Conversation()
+	validWindow(t, conv)
+
+	// What is on disk is the same window, with the summary beside it.
+	st, err := store.Load()
+	require.NoError(t, err)
+	assert.Len(t, st.Turns, len(conv))
+	assert.Contains(t, st.Summary, "Task focus:")
+}
+
+// failingSummary answers compaction requests with an error and everything else with
+// the script.
+type failingSummary struct{ *scripted.Model }
+
+func (f failingSummary) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
+	last := req.Messages[len(req.Messages)-1]
+	for _, b := range last.Blocks {
+		if strings.Contains(b.Text, protocol.CompactMarker) {
+			return func(yield func(protocol.Message) bool) {
+				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: protocol.ErrServer, Message: "HTTP 500"}})
+			}
+		}
+	}
+	return f.Model.Stream(ctx, req)
+}
+
+func TestCompactionFailureContinues(t *testing.T) {
+	rec := &recorder{}
+	p := failingSummary{scripted.New(scripted.Options{Default: script(t, bigSteps(6, 2400))})}
+	sess, err := agent.New(agent.Config{Workspace: t.TempDir(), Tools: []string{"Read", "Write"},
+		Compaction: agent.CompactConfig{MaxContext: 6000}}, agent.Deps{Provider: p, Sink: rec})
+	require.NoError(t, err)
+	out := sess.Run(t.Context(), "write the files")
+	require.Equal(t, agent.EndCompleted, out.End, "a failed summary does not end the session")
+	var compactErrors int
+	for _, m := range rec.msgs {
+		if m.Kind == protocol.KindError && m.Err.Kind == protocol.ErrCompact {
+			compactErrors++
+		}
+		assert.NotEqual(t, protocol.KindContextUpdate, m.Kind)
+	}
+	assert.Positive(t, compactErrors)
+	validWindow(t, sess.Conversation())
+}
+
+// TestResumeAfterKillBetweenCallAndResult simulates a process killed while a tool ran:
+// messages.jsonl ends with the assistant's tool use. The resumed session gets an
+// "interrupted" result for it and continues.
+func TestResumeAfterKillBetweenCallAndResult(t *testing.T) {
+	dir := t.TempDir()
+	store := &agent.DirStore{Dir: dir}
+	first := []protocol.Turn{
+		protocol.UserText("write a file"),
+		{Role: protocol.RoleAssistant, Blocks: []protocol.Block{
+			{Type: protocol.BlockText, Text: "Writing."},
+			{Type: protocol.BlockToolUse, ID: "tc_0_0", Name: "Write", Input: json.RawMessage(`{"path":"a.txt","content":"x"}`)}}},
+	}
+	require.NoError(t, store.Append(first))
+	// A torn last line, as a kill in the middle of a write leaves.
+	f, err := os.OpenFile(filepath.Join(dir, agent.MessagesFile), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"role":"user","content":[{"type":"tool_res`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	p := &canned{responses: [][]protocol.Message{{text("Resumed and done."), stop("end_turn")}}}
+	sess, err := agent.New(agent.Config{Workspace: t.TempDir(), Tools: []string{"Write"}},
+		agent.Deps{Provider: p, Sink: &recorder{}, Store: store})
+	require.NoError(t, err)
+	out := sess.Run(t.Context(), "carry on")
+	require.Equal(t, agent.EndCompleted, out.End)
+	conv := sess.Conversation()
+	validWindow(t, conv)
+	require.Len(t, conv, 4)
+	assert.Equal(t, agent.InterruptedResult, conv[2].Blocks[0].Content)
+	assert.True(t, conv[2].Blocks[0].IsError)
+	assert.Equal(t, "carry on", conv[2].Blocks[1].Text, "the new prompt joins the results turn")
+	// The request sent after the resume was valid too.
+	require.Len(t, p.requests, 1)
+	validWindow(t, p.requests[0].Messages)
+
+	// And the store now holds the repaired window.
+	st, err := store.Load()
+	require.NoError(t, err)
+	assert.Len(t, st.Turns, 4)
+}
+
+// TestResumeContinuesTotals checks that a resumed session keeps its conversation and
+// counters.
+func TestResumeContinuesTotals(t *testing.T) {
+	dir := t.TempDir()
+	ws := t.TempDir()
+	run := func(prompt string) (*agent.Session, agent.Outcome) {
+		p := &canned{responses: [][]protocol.Message{{text("ok " + prompt), usage(100, 10), stop("end_turn")}}}
+		sess, err := agent.New(agent.Config{Workspace: ws}, agent.Deps{Provider: p, Sink: &recorder{}, Store: &agent.DirStore{Dir: dir}})
+		require.NoError(t, err)
+		return sess, sess.Run(t.Context(), prompt)
+	}
+	run("one")
+	sess, out := run("two")
+	assert.Equal(t, protocol.Usage{Input: 200, Output: 20}, out.Usage)
+	assert.Equal(t, 2, sess.Stats().UserTurns)
+	assert.Len(t, sess.Conversation(), 4)
+	validWindow(t, sess.Conversation())
+}

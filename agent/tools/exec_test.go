@@ -1,0 +1,47 @@
+package tools
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestExec(t *testing.T) {
+	dir := tempDir(t)
+	tests := map[string]struct {
+		give         ExecOptions
+		wantOutput   string
+		wantCode     int
+		wantTimedOut bool
+	}{
+		"success":   {give: ExecOptions{Command: "pwd"}, wantOutput: dir + "\n"},
+		"failure":   {give: ExecOptions{Command: "echo bad >&2; exit 4"}, wantOutput: "[stderr]\nbad\n[exit code 4]", wantCode: 4},
+		"env":       {give: ExecOptions{Command: "echo $X", Env: []string{"X=1"}}, wantOutput: "1\n"},
+		"timeout":   {give: ExecOptions{Command: "sleep 100", Timeout: 500 * time.Millisecond}, wantOutput: "[... command timed out after 0.5 seconds ...]", wantCode: -1, wantTimedOut: true},
+		"truncated": {give: ExecOptions{Command: "head -c 5000 /dev/zero | tr '\\0' x", MaxOutput: 1000}, wantOutput: "[... truncated "},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			tt.give.Dir = dir
+			res := Exec(context.Background(), tt.give)
+			require.NoError(t, res.Err)
+			assert.Contains(t, res.Output, tt.wantOutput)
+			assert.Equal(t, tt.wantCode, res.ExitCode)
+			assert.Equal(t, tt.wantTimedOut, res.TimedOut)
+			if tt.give.MaxOutput > 0 {
+				assert.LessOrEqual(t, len(res.Output), tt.give.MaxOutput)
+			}
+		})
+	}
+}
+
+func TestExecStartError(t *testing.T) {
+	res := Exec(context.Background(), ExecOptions{Command: "true", Dir: "/nonexistent/dir"})
+	assert.Error(t, res.Err)
+	assert.Equal(t, -1, res.ExitCode)
+	assert.True(t, strings.Contains(res.Err.Error(), "no such file"), res.Err)
+}
