@@ -1,0 +1,188 @@
+package scripted_test
+
+import (
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/anthropic"
+	"github.com/agentrun/agentrun/transport/openai"
+	"github.com/agentrun/agentrun/transport/responses"
+	"github.com/agentrun/agentrun/transport/scripted"
+)
+
+// dialect is one real transport pointed at the scripted handler.
+type dialect struct {
+	name string
+	new  func(baseURL string) transport.Dialect
+	// signatures says whether the format carries thinking signatures; Chat and
+	// Responses do not, so their decoders never yield the signature message.
+	signatures bool
+}
+
+var dialects = []dialect{
+	{name: "anthropic", signatures: true, new: func(u string) transport.Dialect { return anthropic.New(anthropic.Config{BaseURL: u}) }},
+	{name: "openai", new: func(u string) transport.Dialect { return openai.New(openai.Config{BaseURL: u}) }},
+	{name: "responses", new: func(u string) transport.Dialect { return responses.New(responses.Config{BaseURL: u}) }},
+}
+
+// clients returns one transport client per dialect, all against the handler of m.
+func clients(t *testing.T, m *scripted.Model, opts transport.Options) map[string]*transport.Client {
+	t.Helper()
+	srv := httptest.NewServer(m.Handler())
+	out := map[string]*transport.Client{}
+	for _, d := range dialects {
+		c := transport.NewClient(d.new(srv.URL+"/v1"), opts)
+		out[d.name] = c
+		t.Cleanup(c.CloseIdleConnections)
+	}
+	t.Cleanup(srv.Close)
+	return out
+}
+
+// comparable drops what format d cannot carry.
+func comparable(d dialect, msgs []protocol.Message) []protocol.Message {
+	if d.signatures {
+		return msgs
+	}
+	var out []protocol.Message
+	for _, m := range msgs {
+		if m.Kind == protocol.KindThinking && m.Signature != "" && m.Text == "" {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// bigText is about n bytes of mixed scripts, emoji, combining marks and JSON-hostile
+// characters.
+func bigText(n int) string {
+	const unit = "Grüße, 世界! 😀🇫🇷 e\u0301 \"quoted\" back\\slash <tag> & \t tab\r\n line \u2028 sep ∑ ok.\n"
+	return strings.Repeat(unit, n/len(unit)+1)
+}
+
+var tools = []protocol.ToolSpec{
+	{Name: "Glob", Description: "Find files.", InputSchema: []byte(`{"type":"object","properties":{"pattern":{"type":"string"}},"required":["pattern"]}`)},
+	{Name: "Read", Description: "Read a file.", InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+	{Name: "Write", Description: "Write a file.", InputSchema: []byte(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}}}`)},
+	{Name: "Bash", Description: "Run a command.", InputSchema: []byte(`{"type":"object","properties":{"command":{"type":"string"}}}`)},
+}
+
+func TestEquivalence(t *testing.T) {
+	tests := []struct {
+		name   string
+		script *scripted.Script // nil: the demo policy
+		chunk  int
+		prompt string
+		turns  int // requests made, each answering the previous response
+	}{
+		{name: "text only", script: mustParse(t, "steps:\n  - text: Hello from the scripted model, in a few deltas.\n"), prompt: "hi", turns: 1},
+		{name: "thinking, text and two tool calls", script: mustParse(t, `steps:
+  - thinking: "The user wants a menu. I'll write it, then check it."
+    text: "Saving the menu to menu/café.md now."
+    tool_calls:
+      - name: Write
+        input: {path: "menu/café.md", content: "# Menu\nCrème brûlée — 6 €\n<b>&amp;</b>\n"}
+      - name: Bash
+        input: {command: "cat menu/café.md && ls -la menu", timeout: 30, background: false}
+  - thinking: "Both calls worked."
+    text: "Done: the menu is saved."
+    usage: {input: 900, output: 12, cache_read: 300}
+`), prompt: "Save the café menu", turns: 2},
+		{name: "max tokens and refusal", script: mustParse(t, "steps:\n  - {text: cut sh, stop: max_tokens}\n  - {text: I can't help with that., stop: refusal}\n"),
+			prompt: "go", turns: 2},
+		{name: "unicode and 512 KB", script: &scripted.Script{Steps: []scripted.Step{{Text: bigText(512 << 10), Stop: "end_turn"},
+			{Text: "Wie geht's? 😀", Stop: "end_turn"}}}, chunk: 4096, prompt: "Write a long text: ü 日本 🚀", turns: 2},
+		// One SSE line of 2 MB (the Responses stream repeats it five times).
+		{name: "2 MB in one delta", script: &scripted.Script{Steps: []scripted.Step{{Text: bigText(2 << 20), Stop: "end_turn"}}},
+			chunk: 8 << 20, prompt: "one line", turns: 1},
+		{name: "demo policy", prompt: "Add a greeting to main.go", turns: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := scripted.New(scripted.Options{Default: tt.script, ChunkRunes: tt.chunk})
+			cs := clients(t, m, transport.Options{MaxAttempts: 1})
+			req := protocol.Request{Model: "scripted", System: "You are a coding agent.", Tools: tools, MaxTokens: 4096,
+				Messages: []protocol.Turn{user(tt.prompt)}}
+			var lastWant []protocol.Message
+			for turn := range tt.turns {
+				want := collect(m.Stream(t.Context(), req))
+				lastWant = want
+				require.Equal(t, protocol.KindStop, last(want).Kind, "in-process: %v", last(want))
+				for _, d := range dialects {
+					got := collect(cs[d.name].Stream(t.Context(), req))
+					if !assert.Equal(t, comparable(d, want), got, "%s, turn %d", d.name, turn) {
+						return
+					}
+				}
+				req.Messages = append(req.Messages, assistantTurn(want))
+				if len(calls(want)) > 0 {
+					req.Messages = append(req.Messages, results(want, demoTool))
+				} else {
+					req.Messages = append(req.Messages, user("go on"))
+				}
+			}
+			assert.Empty(t, calls(lastWant), "the last response ends the conversation")
+		})
+	}
+}
+
+func TestEquivalenceRateLimit(t *testing.T) {
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			src := "steps:\n  - thinking: hmm\n    text: After the rate limit.\n    tool_calls: [{name: Glob, input: {pattern: '*.go'}}]\n" +
+				"    fault: {status: 429, retry_after: 1s}\n"
+			m := scripted.New(scripted.Options{Default: mustParse(t, src)})
+			c := clients(t, m, transport.Options{})[d.name]
+			req := protocol.Request{Model: "scripted", Tools: tools, Messages: []protocol.Turn{user("go")}}
+			got := collect(c.Stream(t.Context(), req))
+			require.NotEmpty(t, got)
+			retry := got[0]
+			assert.Equal(t, protocol.KindRetry, retry.Kind)
+			assert.Equal(t, 1, retry.Attempt)
+			assert.Equal(t, int64(1000), retry.DelayMS, "retry-after is honoured")
+			assert.True(t, strings.HasPrefix(retry.Reason, "http_429: HTTP 429: "), retry.Reason)
+
+			first := collect(m.Stream(t.Context(), req))
+			assert.Equal(t, []protocol.Message{fail(protocol.ErrRateLimit)}, kinds(first), "in-process fails the same way")
+			want := collect(m.Stream(t.Context(), req))
+			assert.Equal(t, comparable(d, want), got[1:])
+		})
+	}
+}
+
+func TestEquivalenceCut(t *testing.T) {
+	for _, d := range dialects {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			src := "steps:\n  - text: Sixteen runes ok. And then the rest of the answer arrives.\n    fault: {cut: true}\n"
+			m := scripted.New(scripted.Options{Default: mustParse(t, src)})
+			c := clients(t, m, transport.Options{BaseDelay: 10 * time.Millisecond, Jitter: func() float64 { return 0 }})
+			req := protocol.Request{Model: "scripted", Messages: []protocol.Turn{user("go")}}
+			got := collect(c[d.name].Stream(t.Context(), req))
+
+			first := collect(m.Stream(t.Context(), req))
+			require.Equal(t, protocol.KindError, last(first).Kind)
+			assert.Equal(t, protocol.ErrNetwork, last(first).Err.Kind)
+			partial := first[:len(first)-1]
+			require.NotEmpty(t, partial)
+			want := collect(m.Stream(t.Context(), req))
+
+			require.Len(t, got, len(partial)+1+len(want))
+			assert.Equal(t, partial, got[:len(partial)], "the partial output is the same")
+			retry := got[len(partial)]
+			assert.Equal(t, protocol.KindRetry, retry.Kind)
+			assert.Equal(t, int64(10), retry.DelayMS)
+			assert.True(t, strings.HasPrefix(retry.Reason, "network: "), retry.Reason)
+			assert.Equal(t, want, got[len(partial)+1:], "then the full response")
+		})
+	}
+}

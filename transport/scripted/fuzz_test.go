@@ -1,0 +1,52 @@
+package scripted_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/transport/scripted"
+)
+
+// FuzzHandler sends arbitrary bodies to every route: the handler never panics and
+// answers either a complete stream or a JSON error.
+func FuzzHandler(f *testing.F) {
+	files, err := filepath.Glob("testdata/TestHandlerGolden/*.request.json")
+	require.NoError(f, err)
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		require.NoError(f, err)
+		f.Add(uint8(0), b)
+		f.Add(uint8(1), b)
+		f.Add(uint8(2), b)
+	}
+	s, err := scripted.LoadScript("testdata/scripts/hello.yaml")
+	require.NoError(f, err)
+	models := []*scripted.Model{scripted.New(scripted.Options{}), scripted.New(scripted.Options{Default: s})}
+	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
+		w := wires[int(route)%len(wires)]
+		for _, m := range models {
+			rec := httptest.NewRecorder()
+			m.Handler().ServeHTTP(rec, httptest.NewRequest("POST", w.path, bytes.NewReader(body)))
+			switch rec.Code {
+			case http.StatusOK:
+				evs, err := events(rec.Body)
+				if err != nil || len(evs) == 0 || !w.terminal(evs[len(evs)-1]) {
+					t.Fatalf("incomplete stream (%v): %s", err, rec.Body.String())
+				}
+			case http.StatusBadRequest:
+				if !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+					t.Fatalf("error without a JSON body: %s", rec.Body.String())
+				}
+			default:
+				t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
+			}
+		}
+	})
+}

@@ -1,0 +1,228 @@
+// Package scripted is agentrun's built-in deterministic model: it answers requests from
+// a Script (or, without one, a small demo policy that uses the offered tools), either
+// in-process as a provider or as an HTTP handler that serves the same responses in the
+// Anthropic Messages, OpenAI Chat Completions and OpenAI Responses streaming formats.
+package scripted
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"hash"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// CompactMarker marks a compaction request: when the last user message of a request
+// contains it, the model answers with a five-field summary of the conversation instead
+// of following its script. It is protocol.CompactMarker, which the agent writes into
+// its compaction instruction.
+const CompactMarker = protocol.CompactMarker
+
+// FinishedText is the text of the response to every request past a script's last step.
+const FinishedText = "(script finished)"
+
+// SessionHeader names the HTTP request header whose value identifies a session for
+// counting fault attempts; without it the request body's hash is used.
+const SessionHeader = "X-Agentrun-Session"
+
+// DefaultChunkRunes is the default size of text and thinking deltas, in runes.
+const DefaultChunkRunes = 16
+
+// Options configure a Model. Zero values take the defaults in brackets.
+type Options struct {
+	// Scripts are selected by the request's model name. The map and the scripts must
+	// not change after New.
+	Scripts map[string]*Script
+	// Default answers requests whose model has no script; nil means the demo policy.
+	Default *Script
+	// FirstByte is the delay before the first byte of a response; ChunkDelay the delay
+	// before every later text, thinking or tool-input delta [0].
+	FirstByte, ChunkDelay time.Duration
+	// ChunkRunes is the largest text or thinking delta, in runes [DefaultChunkRunes].
+	ChunkRunes int
+	// Now is the clock behind the timestamps of the wire formats [time.Now].
+	Now func() time.Time
+}
+
+// Model is the scripted model. It is safe for concurrent use by many sessions.
+type Model struct {
+	opts Options
+
+	mu       sync.Mutex
+	attempts map[attemptKey]int
+	lengths  lengthCache
+}
+
+// attemptKey identifies the attempts of one step of one session.
+type attemptKey struct {
+	session string
+	model   string
+	step    int
+}
+
+// New returns a model with opts.
+func New(opts Options) *Model {
+	if opts.ChunkRunes <= 0 {
+		opts.ChunkRunes = DefaultChunkRunes
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Model{opts: opts, attempts: map[attemptKey]int{}}
+}
+
+// Stream answers req in-process. The sequence holds what a correct decoder of the
+// HTTP form yields: text and thinking deltas, a KindThinking carrying only the
+// Signature at the end of the thinking block, one KindToolCall per call, one KindUsage
+// and one KindStop. A failing attempt (a scripted fault) yields the partial output, if
+// any, and then one KindError classified the way the HTTP transport classifies that
+// failure; a panic fault panics. Attempts are counted per session, identified by a
+// hash of req. FirstByte and ChunkDelay are honoured; cancelling ctx ends the
+// sequence with one KindError.
+func (m *Model) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
+	return func(yield func(protocol.Message) bool) {
+		r := m.respond(req, requestKey(req))
+		if r.fault != nil && r.fault.Kind == FaultPanic {
+			panic("scripted: " + r.fault.Message)
+		}
+		if err := wait(ctx, m.opts.FirstByte); err != nil {
+			yield(cancelMessage(ctx))
+			return
+		}
+		if r.fault != nil && r.fault.Kind == FaultStatus {
+			yield(protocol.Message{Kind: protocol.KindError, Err: statusFailure(r.fault)})
+			return
+		}
+		ticks := 0
+		for _, u := range r.sent(m.opts.ChunkRunes) {
+			for range u.ticks() {
+				if ticks > 0 {
+					if err := wait(ctx, m.opts.ChunkDelay); err != nil {
+						yield(cancelMessage(ctx))
+						return
+					}
+				}
+				ticks++
+			}
+			if !yield(r.message(u)) {
+				return
+			}
+		}
+		if r.fault != nil {
+			yield(protocol.Message{Kind: protocol.KindError, Err: midStreamFailure(r.fault)})
+			return
+		}
+		if !yield(protocol.Message{Kind: protocol.KindUsage, Usage: r.usage}) {
+			return
+		}
+		yield(protocol.Message{Kind: protocol.KindStop, Reason: r.stop})
+	}
+}
+
+// script returns the script for model, or nil for the demo policy.
+func (m *Model) script(model string) *Script {
+	if s, ok := m.opts.Scripts[model]; ok && s != nil {
+		return s
+	}
+	return m.opts.Default
+}
+
+// respond decides the answer to req for the session identified by session, counting
+// the attempt when the step has a fault.
+func (m *Model) respond(req protocol.Request, session string) *response {
+	if isCompaction(req) {
+		return m.finish(req, -1, compactStep(req), nil)
+	}
+	step := stepOf(req.Messages)
+	s := m.script(req.Model)
+	switch {
+	case s == nil:
+		return m.finish(req, step, demoStep(req, step), nil)
+	case step >= len(s.Steps):
+		return m.finish(req, step, Step{Text: FinishedText}, nil)
+	}
+	st := s.Steps[step]
+	return m.finish(req, step, st, m.attempt(attemptKey{session: session, model: req.Model, step: step}, st.Fault))
+}
+
+// attempt counts one attempt of a step and returns its fault, or nil when the step
+// has none or its failing attempts are used up.
+func (m *Model) attempt(k attemptKey, f *Fault) *Fault {
+	if f == nil {
+		return nil
+	}
+	m.mu.Lock()
+	m.attempts[k]++
+	n := m.attempts[k]
+	m.mu.Unlock()
+	if n > f.Times {
+		return nil
+	}
+	return f
+}
+
+// requestKey identifies the session of an in-process request: a hash of everything in
+// it, so a session that calls again with the same request makes its next attempt.
+func requestKey(req protocol.Request) string {
+	h := sha256.New()
+	field := func(s string) {
+		writeLen(h, len(s))
+		h.Write([]byte(s))
+	}
+	field(req.Model)
+	field(req.System)
+	for _, t := range req.Messages {
+		writeLen(h, int(t.Role))
+		for _, b := range t.Blocks {
+			writeLen(h, int(b.Type))
+			for _, s := range []string{b.Text, b.Signature, b.Data, b.ID, b.Name, string(b.Input), b.ToolUseID, b.Content} {
+				field(s)
+			}
+		}
+	}
+	for _, t := range req.Tools {
+		field(t.Name)
+		field(t.Description)
+		field(string(t.InputSchema))
+	}
+	return string(h.Sum(nil))
+}
+
+func writeLen(h hash.Hash, n int) {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(n))
+	h.Write(b[:])
+}
+
+// wait sleeps d, or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// cancelMessage reports why ctx ended, as the HTTP transport does.
+func cancelMessage(ctx context.Context) protocol.Message {
+	kind := protocol.ErrCancelled
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		kind = protocol.ErrTimeout
+	}
+	msg := "request cancelled"
+	if cause := context.Cause(ctx); cause != nil {
+		msg = cause.Error()
+	}
+	return protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: kind, Message: msg}}
+}
