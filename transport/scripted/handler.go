@@ -95,7 +95,7 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		sum := sha256.Sum256(body)
 		session = string(sum[:])
 	}
-	resp := m.respond(wr.req, session)
+	resp := m.respond(wr.req, func() string { return session })
 	ctx := r.Context()
 	if wait(ctx, m.opts.FirstByte) != nil {
 		return

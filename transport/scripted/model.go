@@ -86,7 +86,7 @@ func New(opts Options) *Model {
 // sequence with one KindError.
 func (m *Model) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
 	return func(yield func(protocol.Message) bool) {
-		r := m.respond(req, requestKey(req))
+		r := m.respond(req, func() string { return requestKey(req) })
 		if r.fault != nil && r.fault.Kind == FaultPanic {
 			panic("scripted: " + r.fault.Message)
 		}
@@ -132,9 +132,9 @@ func (m *Model) script(model string) *Script {
 	return m.opts.Default
 }
 
-// respond decides the answer to req for the session identified by session, counting
-// the attempt when the step has a fault.
-func (m *Model) respond(req protocol.Request, session string) *response {
+// respond decides the answer to req for the session that session identifies (computed
+// only when needed), counting the attempt when the step has a fault.
+func (m *Model) respond(req protocol.Request, session func() string) *response {
 	if isCompaction(req) {
 		return m.finish(req, -1, compactStep(req), nil)
 	}
@@ -147,7 +147,10 @@ func (m *Model) respond(req protocol.Request, session string) *response {
 		return m.finish(req, step, Step{Text: FinishedText}, nil)
 	}
 	st := s.Steps[step]
-	return m.finish(req, step, st, m.attempt(attemptKey{session: session, model: req.Model, step: step}, st.Fault))
+	if st.Fault == nil {
+		return m.finish(req, step, st, nil)
+	}
+	return m.finish(req, step, st, m.attempt(attemptKey{session: session(), model: req.Model, step: step}, st.Fault))
 }
 
 // attempt counts one attempt of a step and returns its fault, or nil when the step
