@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
@@ -76,6 +78,8 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, secrets
 	case o.GitHub != nil:
 		// In an Actions log each session is one collapsible group, written when it ends.
 		sinks = append(sinks, o.GitHub.sessionLog(s.Key))
+	case o.Stdout == io.Discard:
+		// Nothing reads stdout: rendering for it would only cost time.
 	default:
 		sinks = append(sinks, sink.NewText(st.stdout, sink.TextOptions{Prefix: prefix, Color: o.Color}))
 	}
@@ -99,11 +103,6 @@ func (a *artifacts) Write(m protocol.Message) error { return a.chain.Write(m) }
 func (a *artifacts) writeResult(res *protocol.Result) error {
 	r := *res
 	return a.chain.Write(protocol.Message{Kind: protocol.KindResult, Final: &r})
-}
-
-// redactedResult returns res with secrets removed, for result.json.
-func (a *artifacts) redactedResult(res *protocol.Result) *protocol.Result {
-	return a.redactor.RedactResult(res)
 }
 
 // close flushes and closes every sink and file; the first error wins.
@@ -159,16 +158,25 @@ func (st *runState) skip(s jobs.Session, status protocol.Status, perr *protocol.
 	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
 		Status: status, Error: perr, Result: perr.Message, Checks: []protocol.Check{}}
 	st.progress.started(s.Key)
-	arts, err := st.openArtifacts(s, dir, res.SessionID, st.secretsFor(s))
+	secrets := st.secretsFor(s)
+	arts, err := st.openArtifacts(s, dir, res.SessionID, secrets)
 	if err != nil {
-		st.finish(nil, dir, res, start)
-		return res
+		return st.finish(nil, secrets, dir, res, start)
+	}
+	st.writeStart(arts, dir, s, res.SessionID, start)
+	return st.finish(arts, secrets, dir, res, start)
+}
+
+// writeStart writes the session_start event of a session whose agent never wrote one
+// (it was not started, or failed before it started), so every stream opens the same way,
+// and creates the empty conversation file the agent would have written.
+func (st *runState) writeStart(arts *artifacts, dir string, s jobs.Session, sessionID string, start time.Time) {
+	if err := touch(filepath.Join(dir, MessagesFile)); err != nil {
+		st.r.log.Error("create messages.jsonl", zapKey(s.Key), zapErr(err))
 	}
 	if err := arts.Write(protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
-		SessionID: res.SessionID, JobID: s.JobID, Provider: string(s.Settings.Provider), Model: s.Settings.Model,
+		SessionID: sessionID, JobID: s.JobID, Provider: string(s.Settings.Provider), Model: s.Settings.Model,
 		Cwd: s.Settings.Workspace.Dir, Tools: []string{}, TS: start.UTC().Format(protocol.TimeFormat)}}); err != nil {
 		st.r.log.Error("write session_start", zapKey(s.Key), zapErr(err))
 	}
-	st.finish(arts, dir, res, start)
-	return res
 }

@@ -13,11 +13,14 @@ func DryRun(spec *jobs.Spec, p *Plan) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "spec %s: %d sessions, %d selected, concurrency %d\n", spec.File(), len(p.All), len(p.Run)+len(p.Reused), p.Concurrency)
 	if p.Excluded > 0 {
-		fmt.Fprintf(&b, "%d sessions left out by --filter or --shard\n", p.Excluded)
+		fmt.Fprintf(&b, "%s left out by --filter or --shard\n", countSessions(p.Excluded))
 	}
 	var ceiling float64
 	unbounded := 0
 	b.WriteString("\nwould run:\n")
+	if len(p.Run) == 0 {
+		b.WriteString("  (nothing)\n")
+	}
 	for _, s := range p.Run {
 		limit := "no cost limit"
 		switch {
@@ -41,12 +44,22 @@ func DryRun(spec *jobs.Spec, p *Plan) string {
 	switch {
 	case spec.Budget.MaxCostUSD > 0 && (unbounded > 0 || spec.Budget.MaxCostUSD < ceiling):
 		fmt.Fprintf(&b, "$%.4f (the run-level budget)\n", spec.Budget.MaxCostUSD)
+	case unbounded == 1:
+		b.WriteString("unbounded: 1 session has no budget.max_cost_usd and the run has no budget\n")
 	case unbounded > 0:
 		fmt.Fprintf(&b, "unbounded: %d sessions have no budget.max_cost_usd and the run has no budget\n", unbounded)
 	default:
 		fmt.Fprintf(&b, "$%.4f (the sum of the sessions' budgets)\n", ceiling)
 	}
 	return b.String()
+}
+
+// countSessions is "1 session" or "N sessions".
+func countSessions(n int) string {
+	if n == 1 {
+		return "1 session"
+	}
+	return fmt.Sprintf("%d sessions", n)
 }
 
 func orDefault(v, d string) string {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sink"
@@ -28,6 +29,12 @@ type GitHub struct {
 	Random io.Reader
 
 	mu sync.Mutex
+	// masked are the values already registered with the masker.
+	masked map[string]bool
+	// annotated counts the annotations written per level; withheld are the keys of
+	// failed sessions past GitHub's per-step limit, reported together by Report.
+	annotated map[string]int
+	withheld  map[string][]string
 }
 
 // GitHubFromEnv returns the integration when GITHUB_ACTIONS is "true", else nil.
@@ -40,6 +47,10 @@ func GitHubFromEnv(getenv func(string) string, log io.Writer) *GitHub {
 
 // MaxStepSummary is GitHub's limit on one step's summary.
 const MaxStepSummary = 1 << 20
+
+// MaxAnnotations is how many annotations of one level (error, warning) GitHub shows
+// for one step; it drops the rest silently.
+const MaxAnnotations = 10
 
 func (g *GitHub) token() string {
 	r := g.Random
@@ -63,13 +74,18 @@ func escapeProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
 
-// Mask registers secret values with the log masker (each line of a multi-line value).
+// Mask registers secret values with the log masker, each line of a multi-line value
+// (lines end at "\n" or "\r", as the runner reads the log) once.
 func (g *GitHub) Mask(values []string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.masked == nil {
+		g.masked = map[string]bool{}
+	}
 	for _, v := range values {
-		for _, line := range strings.Split(v, "\n") {
-			if line = strings.TrimSpace(line); line != "" {
+		for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
+			if line = strings.TrimSpace(line); line != "" && !g.masked[line] {
+				g.masked[line] = true
 				fmt.Fprintf(g.Log, "::add-mask::%s\n", escapeData(line))
 			}
 		}
@@ -118,6 +134,7 @@ func (s *githubSession) Close() error {
 	if len(body) > maxGroup {
 		body = "[… earlier output omitted; see the session's transcript.txt …]\n" + tailOf(body, maxGroup)
 	}
+	body = neutralizeCommands(body)
 	fmt.Fprintf(g.Log, "::group::%s\n::stop-commands::%s\n%s", escapeData(title), token, body)
 	if !strings.HasSuffix(body, "\n") {
 		fmt.Fprintln(g.Log)
@@ -132,13 +149,82 @@ func (s *githubSession) Close() error {
 		if s.res.Error != nil {
 			msg += ": " + s.res.Error.Message
 		}
-		fmt.Fprintf(g.Log, "::%s title=%s::%s\n", level, escapeProperty("agentrun "+s.key), escapeData(clip(msg, 2000)))
+		g.annotate(level, s.key, msg)
 	}
 	return err
 }
 
-// Report writes the step outputs and appends summary.md to the step summary.
+// zeroWidthSpace starts a line of model output that looks like a workflow command.
+const zeroWidthSpace = "\u200b"
+
+// neutralizeCommands puts a zero-width space before every line of s that, leading
+// white space aside, starts like a workflow command ("::name::" or the older
+// "##[name]"). Lines end at "\n" or "\r", as the Actions runner reads them. It is
+// the second guard besides stop-commands: it also keeps the log viewer from drawing
+// groups and error lines that the model wrote.
+func neutralizeCommands(s string) string {
+	var b strings.Builder
+	done, start := 0, 0 // s[:done] is in b; s[start:i] is the current line
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '\n' && s[i] != '\r' {
+			continue
+		}
+		line := strings.TrimLeftFunc(s[start:i], unicode.IsSpace)
+		if strings.HasPrefix(line, "::") || strings.HasPrefix(line, "##[") {
+			b.WriteString(s[done:start])
+			b.WriteString(zeroWidthSpace)
+			done = start
+		}
+		start = i + 1
+	}
+	if b.Len() == 0 {
+		return s
+	}
+	b.WriteString(s[done:])
+	return b.String()
+}
+
+// annotate writes an annotation for a failed session, or withholds it once the level
+// has used all but one of GitHub's per-step annotations: the last one is kept for
+// Report to name the withheld sessions. The caller holds g.mu.
+func (g *GitHub) annotate(level, key, msg string) {
+	if g.annotated == nil {
+		g.annotated, g.withheld = map[string]int{}, map[string][]string{}
+	}
+	if g.annotated[level] >= MaxAnnotations-1 {
+		g.withheld[level] = append(g.withheld[level], key)
+		return
+	}
+	g.annotated[level]++
+	fmt.Fprintf(g.Log, "::%s title=%s::%s\n", level, escapeProperty("agentrun "+key), escapeData(clip(msg, 2000)))
+}
+
+// annotateWithheld writes one annotation per level naming the failed sessions that
+// annotate withheld. The caller holds g.mu.
+func (g *GitHub) annotateWithheld() {
+	for _, level := range []string{"error", "warning"} {
+		keys := g.withheld[level]
+		if len(keys) == 0 {
+			continue
+		}
+		title := fmt.Sprintf("agentrun: %d more sessions", len(keys))
+		if level == "error" {
+			title = fmt.Sprintf("agentrun: %d more failed sessions", len(keys))
+		}
+		msg := clip(strings.Join(keys, ", "), 2000) + " (see the step summary and the run's artifacts)"
+		fmt.Fprintf(g.Log, "::%s title=%s::%s\n", level, escapeProperty(title), escapeData(msg))
+		g.withheld[level] = nil
+	}
+}
+
+// Report writes the step outputs, appends summary.md to the step summary and names
+// the failed sessions whose annotations were withheld.
 func (g *GitHub) Report(sum *Summary, out string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.Log != nil {
+		g.annotateWithheld()
+	}
 	if g.Output != "" {
 		status := "success"
 		if sum.Totals.Failed > 0 || sum.Totals.BudgetExhausted {
@@ -146,7 +232,7 @@ func (g *GitHub) Report(sum *Summary, out string) error {
 		}
 		abs, err := filepath.Abs(filepath.Join(out, SummaryFile))
 		if err != nil {
-			return err
+			return fmt.Errorf("step outputs: %w", err)
 		}
 		outputs := [][2]string{
 			{"status", status},
@@ -156,29 +242,60 @@ func (g *GitHub) Report(sum *Summary, out string) error {
 			{"summary-json", abs},
 		}
 		if err := g.writeOutputs(outputs); err != nil {
-			return err
+			return fmt.Errorf("step outputs: %w", err)
 		}
 	}
 	if g.StepSummary != "" {
-		md := sum.Markdown()
-		if len(md) > MaxStepSummary-1024 {
-			md = clip(md, MaxStepSummary-1024) + "\n\n(truncated: the full report is summary.md in the run's artifacts)\n"
+		if err := g.appendStepSummary(sum.Markdown()); err != nil {
+			return fmt.Errorf("step summary: %w", err)
 		}
-		f, err := os.OpenFile(g.StepSummary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := f.WriteString(md + "\n"); err != nil {
-			f.Close()
-			return err
-		}
-		return f.Close()
 	}
 	return nil
 }
 
+// summaryCut ends a step summary that had to be shortened.
+const summaryCut = "\n(truncated: the full report is summary.md in the run's output folder)\n"
+
+// appendStepSummary appends md to $GITHUB_STEP_SUMMARY, shortened at a line boundary so
+// that the file, with what earlier commands of the step wrote, stays within
+// MaxStepSummary: above it GitHub drops the whole summary.
+func (g *GitHub) appendStepSummary(md string) error {
+	f, err := os.OpenFile(g.StepSummary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	md += "\n"
+	if room := MaxStepSummary - int(st.Size()); len(md) > room {
+		md = cutLines(md, room-len(summaryCut))
+		if md != "" {
+			md += summaryCut
+		}
+	}
+	if _, err := f.WriteString(md); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// cutLines returns the longest prefix of s of whole lines that fits in n bytes.
+func cutLines(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	return s[:strings.LastIndexByte(s[:n], '\n')+1]
+}
+
 // writeOutputs appends name/value pairs to $GITHUB_OUTPUT in the heredoc form with a
-// random delimiter that appears in neither name nor value.
+// random delimiter that appears in neither name nor value. The caller holds g.mu.
 func (g *GitHub) writeOutputs(pairs [][2]string) error {
 	var b strings.Builder
 	for _, kv := range pairs {

@@ -30,12 +30,14 @@ func Merge(out string, dirs []string) (*Summary, error) {
 	}
 	var shards []shardOutput
 	for _, d := range dirs {
-		so := shardOutput{dir: d}
-		if err := readJSON(filepath.Join(d, RunFile), &so.info); err != nil {
-			return nil, fmt.Errorf("%w: %s is not a finished run folder: %v", ErrMergeInputs, d, err)
+		if same, err := samePath(d, out); err != nil {
+			return nil, fmt.Errorf("merge: %w", err)
+		} else if same {
+			return nil, fmt.Errorf("%w: --out %s is also an input: the merged reports would overwrite the shard's", ErrMergeInputs, out)
 		}
-		if err := readJSON(filepath.Join(d, SummaryFile), &so.sum); err != nil {
-			return nil, fmt.Errorf("%w: %s has no summary (did the run finish?): %v", ErrMergeInputs, d, err)
+		so, err := readShardOutput(d)
+		if err != nil {
+			return nil, err
 		}
 		shards = append(shards, so)
 	}
@@ -74,6 +76,49 @@ func Merge(out string, dirs []string) (*Summary, error) {
 	}
 	err := WriteReports(out, merged, func(key string) string { return sessionDirs[key] }, nil)
 	return merged, err
+}
+
+// readShardOutput reads the run.json and summary.json of a finished run in dir and
+// checks that both belong to the same run: a run that was killed leaves a run.json
+// without an end time, next to the summary of an earlier run.
+func readShardOutput(dir string) (shardOutput, error) {
+	so := shardOutput{dir: dir}
+	if err := readJSON(filepath.Join(dir, RunFile), &so.info); err != nil {
+		return so, fmt.Errorf("%w: %s is not a run's output folder: %v", ErrMergeInputs, dir, err)
+	}
+	if so.info.EndedAt == "" {
+		return so, fmt.Errorf("%w: the run in %s did not finish (run.json has no ended_at); run it again with --resume", ErrMergeInputs, dir)
+	}
+	if err := readJSON(filepath.Join(dir, SummaryFile), &so.sum); err != nil {
+		return so, fmt.Errorf("%w: %s has no summary: %v", ErrMergeInputs, dir, err)
+	}
+	stale := so.sum.SpecDigest != so.info.SpecDigest || so.sum.SessionsDigest != so.info.SessionsDigest ||
+		len(so.sum.Sessions) != len(so.info.Selected)
+	for i := 0; !stale && i < len(so.sum.Sessions); i++ {
+		stale = so.sum.Sessions[i].Key != so.info.Selected[i]
+	}
+	if stale {
+		return so, fmt.Errorf("%w: the summary.json in %s is not the one of its run.json (an earlier run's?)", ErrMergeInputs, dir)
+	}
+	return so, nil
+}
+
+// samePath reports whether a and b name the same folder.
+func samePath(a, b string) (bool, error) {
+	aa, err := filepath.Abs(a)
+	if err != nil {
+		return false, err
+	}
+	bb, err := filepath.Abs(b)
+	if err != nil {
+		return false, err
+	}
+	if aa == bb {
+		return true, nil
+	}
+	sa, errA := os.Stat(aa)
+	sb, errB := os.Stat(bb)
+	return errA == nil && errB == nil && os.SameFile(sa, sb), nil
 }
 
 // checkShards verifies that the inputs are every shard of one run, once each.

@@ -55,10 +55,13 @@ func statusMark(s protocol.Status) string {
 	return "❌"
 }
 
+// mdEscaper makes text safe inside a markdown table cell; it is immutable and safe for
+// concurrent use.
+var mdEscaper = strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;")
+
 // mdCell makes text safe inside a markdown table cell.
 func mdCell(s string) string {
-	s = strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;").Replace(s)
-	return clip(s, 200)
+	return clip(mdEscaper.Replace(s), 200)
 }
 
 func costCell(c *float64) string {

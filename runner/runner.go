@@ -213,7 +213,12 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 			continue
 		}
 		p.Go(func() {
-			st.results[i] = st.runSession(runCtx, s)
+			// The run may have been interrupted while this session waited for a slot.
+			if runCtx.Err() != nil {
+				st.results[i] = st.notStarted(runCtx, s)
+			} else {
+				st.results[i] = st.runSession(runCtx, s)
+			}
 			st.budget.finished(st.results[i])
 		})
 	}
@@ -245,6 +250,11 @@ type runState struct {
 	cancelRun context.CancelCauseFunc
 	subAgents chan struct{}
 	progress  *progress
+	// gitMu serializes changes to git worktrees.
+	gitMu sync.Mutex
+	// prices caches the price lookups of the run's models.
+	pricesMu sync.Mutex
+	prices   map[string]knownPrice
 }
 
 // summary collects every result, the reused ones included, sorted by key.

@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sink"
 )
 
 // runSession runs s, with its whole-session retries, and returns its final result.
@@ -50,10 +51,9 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	if err != nil {
 		res.Status, res.IsError = protocol.StatusCrashed, true
 		res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: "open artifacts: " + err.Error()}
-		st.finish(nil, dir, res, start)
-		return res
+		return st.finish(nil, secrets, dir, res, start)
 	}
-	defer func() { st.finish(arts, dir, res, start) }()
+	defer func() { res = st.finish(arts, secrets, dir, res, start) }()
 
 	timeout := s.Settings.Timeout
 	sctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, ErrSessionTimeout)
@@ -66,6 +66,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	var out agent.Outcome
 	var ws *workspace
 	var setupErr error
+	started := false
 	recovered := panics.Try(func() {
 		ws, setupErr = st.prepareWorkspace(sctx, s)
 		if setupErr != nil {
@@ -76,12 +77,16 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		if setupErr != nil {
 			return
 		}
+		started = true
 		if setupErr = sess.Start(); setupErr != nil {
 			return
 		}
 		out = sess.Run(sctx, s.Prompt)
 	})
 	watch.stop()
+	if !started {
+		st.writeStart(arts, dir, s, res.SessionID, start)
+	}
 	switch {
 	case recovered != nil:
 		res.Status = protocol.StatusCrashed
@@ -112,11 +117,16 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	return res
 }
 
-// finish completes a result and writes it: as the last event, then to result.json.
-func (st *runState) finish(arts *artifacts, dir string, res *protocol.Result, start time.Time) {
+// finish completes a result and writes it: as the last event, then to result.json. It
+// returns the result with its secrets masked, which is what the summaries, the progress
+// display and the logs may show.
+func (st *runState) finish(arts *artifacts, secrets []string, dir string, res *protocol.Result, start time.Time) *protocol.Result {
 	res.DurationMS = st.r.opts.Now().Sub(start).Milliseconds()
 	res.IsError = res.Status != protocol.StatusSuccess
-	if arts != nil {
+	var redactor *sink.Redactor
+	if arts == nil {
+		redactor = sink.NewRedactor(nil, secrets) // used for RedactResult only, never written to
+	} else {
 		// The redactor scrubs the result before the streams see it.
 		if err := arts.writeResult(res); err != nil {
 			st.r.log.Error("write result event", zapKey(res.Key), zapErr(err))
@@ -124,14 +134,25 @@ func (st *runState) finish(arts *artifacts, dir string, res *protocol.Result, st
 		if err := arts.close(); err != nil {
 			st.r.log.Error("close artifacts", zapKey(res.Key), zapErr(err))
 		}
-		res = arts.redactedResult(res)
+		redactor = arts.redactor
 	}
+	res = redactor.RedactResult(res)
 	if err := writeJSON(filepath.Join(dir, ResultFile), res); err != nil {
 		st.r.log.Error("write result.json", zapKey(res.Key), zapErr(err))
 	}
 	st.progress.finished(res)
 	st.r.log.Info("session finished", zapKey(res.Key), zap.String("status", string(res.Status)),
 		zap.Int("turns", res.NumTurns), zap.Int64("ms", res.DurationMS))
+	return res
+}
+
+// touch creates the file at path when it does not exist, leaving an existing one as it is.
+func touch(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // newAgent builds the agent session of s.
@@ -158,16 +179,31 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir, dir string, art
 		Compaction: agent.CompactConfig{MaxContext: int64(s.Settings.MaxContext)},
 	}
 	deps := agent.Deps{
-		Provider: provider, Sink: arts, Store: &agent.DirStore{Dir: dir}, Now: o.Now,
-		NewID: o.NewID, Cost: st.cost, Activity: activity, SubAgentSlots: st.subAgents,
+		Provider: provider, Sink: arts, Store: newStore(dir, secrets), Now: o.Now,
+		NewID: o.NewID, Cost: st.costFor(info), Activity: activity, SubAgentSlots: st.subAgents,
 	}
 	return agent.New(cfg, deps)
+}
+
+// costFor returns the pricing of a session's provider. The built-in scripted model is
+// free whatever model name it plays, unless the spec's own prices name that model (a
+// keyless rehearsal of a budget).
+func (st *runState) costFor(info ProviderInfo) func(string, protocol.Usage) (float64, bool) {
+	if info.Name != "scripted" {
+		return st.cost
+	}
+	return func(model string, u protocol.Usage) (float64, bool) {
+		if _, ok := jobs.LookupPrice(st.spec.Prices, model); ok {
+			return st.cost(model, u)
+		}
+		return st.cost("scripted", u)
+	}
 }
 
 // cost prices one model call and charges it to the run's budget, cancelling the run
 // once the cap is exceeded.
 func (st *runState) cost(model string, u protocol.Usage) (float64, bool) {
-	p, ok := st.spec.Price(model)
+	p, ok := st.price(model)
 	if !ok {
 		return 0, false
 	}
@@ -176,6 +212,28 @@ func (st *runState) cost(model string, u protocol.Usage) (float64, bool) {
 		st.cancelRun(errRunBudget)
 	}
 	return usd, true
+}
+
+// price looks up the price of model once per run: the spec's lookup builds the built-in
+// table on every call.
+func (st *runState) price(model string) (jobs.Price, bool) {
+	st.pricesMu.Lock()
+	defer st.pricesMu.Unlock()
+	if p, ok := st.prices[model]; ok {
+		return p.price, p.known
+	}
+	p, ok := st.spec.Price(model)
+	if st.prices == nil {
+		st.prices = map[string]knownPrice{}
+	}
+	st.prices[model] = knownPrice{price: p, known: ok}
+	return p, ok
+}
+
+// knownPrice is a cached price lookup.
+type knownPrice struct {
+	price jobs.Price
+	known bool
 }
 
 // secretsFor returns the values to redact in the artifacts of s.

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentrun/agentrun/jobs"
 )
@@ -18,8 +19,11 @@ import (
 type workspace struct {
 	dir  string
 	mode jobs.WorkspaceMode
-	// repo is the repository of a worktree workspace.
-	repo string
+	// repo is the repository of a worktree workspace; gitMu serializes the worktree
+	// changes of the run, since git cannot add, prune and remove worktrees of one
+	// repository at once.
+	repo  string
+	gitMu *sync.Mutex
 }
 
 // prepareWorkspace gives s its folder: the spec's folder itself (shared), a fresh copy
@@ -64,17 +68,26 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	if _, err := git(ctx, src, "worktree", "prune"); err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	if _, err := git(ctx, src, "worktree", "add", "--detach", "--force", dst, "HEAD"); err != nil {
+	if err := st.addWorktree(ctx, src, dst); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	dir, err := filepath.EvalSymlinks(dst)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	return &workspace{dir: dir, mode: mode, repo: src}, nil
+	return &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu}, nil
+}
+
+// addWorktree adds a detached worktree of repo's HEAD at dst, after pruning the
+// worktrees whose folders are gone.
+func (st *runState) addWorktree(ctx context.Context, repo, dst string) error {
+	st.gitMu.Lock()
+	defer st.gitMu.Unlock()
+	if _, err := git(ctx, repo, "worktree", "prune"); err != nil {
+		return err
+	}
+	_, err := git(ctx, repo, "worktree", "add", "--detach", "--force", dst, "HEAD")
+	return err
 }
 
 // finish saves what a worktree session changed as changes.patch in the session folder
@@ -94,6 +107,8 @@ func (w *workspace) finish(sessionDir string) error {
 	if err := os.WriteFile(filepath.Join(sessionDir, PatchFile), diff, 0o644); err != nil {
 		return err
 	}
+	w.gitMu.Lock()
+	defer w.gitMu.Unlock()
 	_, err = git(ctx, w.repo, "worktree", "remove", "--force", w.dir)
 	return err
 }

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/sink"
 )
 
 // Exit codes.
@@ -34,6 +36,16 @@ type App struct {
 	Env []string
 	// StdinIsTerminal and StderrIsTerminal override terminal detection (tests).
 	StdinIsTerminal, StderrIsTerminal *bool
+
+	errOnce sync.Once
+	errw    *sink.SyncWriter
+}
+
+// stderr returns Stderr behind one lock, for the writers that share it from many
+// goroutines during a run: the logger and the progress display.
+func (a *App) stderr() io.Writer {
+	a.errOnce.Do(func() { a.errw = sink.NewSyncWriter(a.Stderr) })
+	return a.errw
 }
 
 // usageError is a mistake on the command line or in a spec: exit code 2.
@@ -249,5 +261,5 @@ func (a *App) newLogger(format, level string) (*zap.Logger, error) {
 	default:
 		return nil, usagef("--log-format %q: want console or json", format)
 	}
-	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(a.Stderr), lvl)), nil
+	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(a.stderr()), lvl)), nil
 }

@@ -19,14 +19,15 @@ import (
 
 const execSynopsis = `agentrun exec [PROMPT] [-p PROVIDER] [-m MODEL] [--base-url URL] [--max-turns N]
                 [--session NAME|--continue|--fork|--list-sessions]
-                [--output-format human|stream-json|resp] [--skill NAME]`
+                [--output-format human|stream-json|resp] [--skill NAME] [--script FILE]`
 
 const execExamples = `  agentrun exec "Run go vet and fix what it reports."
   echo "Summarise README.md" | agentrun exec --output-format stream-json
   agentrun exec --session fix-1 "Now add a test for it."       # resume (or create) a named session
   agentrun exec --continue "And update the changelog."          # newest session of this folder
   agentrun exec --continue --fork "Try the other approach."     # branch it into a new session
-  agentrun exec --list-sessions`
+  agentrun exec --list-sessions
+  agentrun exec --script steps.yaml "Fix the build."            # the scripted model plays steps.yaml`
 
 // stringList is a repeatable string flag.
 type stringList []string
@@ -57,6 +58,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	logFormat := fs.String("log-format", "", "log format on stderr: console or json")
 	var skills stringList
 	fs.Var(&skills, "skill", "load a skill (SKILL.md) into the system prompt; repeatable")
+	script := fs.String("script", "", "a script (YAML) for the built-in scripted model to play instead of calling a model; implies --provider scripted")
 	pos, err := a.parse(fs, execSynopsis, execExamples, args)
 	if err != nil {
 		return err
@@ -71,6 +73,12 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	}
 	if *session != "" && *cont {
 		return usagef("exec: --session and --continue exclude each other")
+	}
+	if *script != "" {
+		if ov.provider != "" && ov.provider != "scripted" {
+			return usagef("exec: --script needs the scripted provider, not %q", ov.provider)
+		}
+		ov.provider = "scripted"
 	}
 	cfg, err := a.config()
 	if err != nil {
@@ -115,7 +123,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	dir := filepath.Join(store.root, id)
 	provs := newProviders(cfg, ov, log)
 	defer provs.Close()
-	choice, err := provs.resolve("", "", "", "")
+	choice, err := provs.resolve("", "", "", *script)
 	if err != nil {
 		return err
 	}
@@ -135,6 +143,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		Home: cfg.UserHome, BashMode: mode, ToolTimeout: *toolTimeout, ProcEnv: a.toolEnviron(),
 		InstructionHome: cfg.Home, Skills: skills, Compaction: agent.CompactConfig{MaxContext: *maxContext}}
 
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("session folder: %w", err)
+	}
 	events, err := sink.OpenEvents(filepath.Join(dir, agent.EventsFile), time.Now)
 	if err != nil {
 		return err
@@ -169,7 +180,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	} else {
 		res = protocol.Result{Status: protocol.StatusCrashed, Error: &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}}
 	}
-	res.SessionID, res.JobID = id, "exec"
+	res.SessionID, res.JobID, res.Attempts = id, "exec", 1
 	res.DurationMS = time.Since(start).Milliseconds()
 	res.IsError = res.Status != protocol.StatusSuccess
 	werr := redactor.Write(protocol.Message{Kind: protocol.KindResult, Final: &res})

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sink"
+	"github.com/agentrun/agentrun/transport/scripted"
 )
 
 // buildVersion is set with -ldflags "-X main.buildVersion=v1.2.3".
@@ -29,8 +30,12 @@ func version() string {
 
 func (a *App) cmdVersion(_ context.Context, args []string) error {
 	fs := newFlags("version")
-	if _, err := a.parse(fs, "agentrun version", "", args); err != nil {
+	pos, err := a.parse(fs, "agentrun version", "  agentrun version    # version, Go release and platform, e.g. agentrun v1.2.0 (go1.26.0 linux/amd64)", args)
+	if err != nil {
 		return err
+	}
+	if len(pos) > 0 {
+		return usagef("version: unexpected argument %q", pos[0])
 	}
 	fmt.Fprintf(a.Stdout, "agentrun %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
@@ -52,6 +57,9 @@ func (a *App) cmdValidate(_ context.Context, args []string) error {
 		if err == nil {
 			var sessions []jobs.Session
 			sessions, err = spec.Sessions()
+			if err == nil {
+				err = loadScripts(sessions)
+			}
 			if err == nil && !*quiet {
 				fmt.Fprintf(a.Stdout, "%s: valid, %d jobs, %d sessions\n", path, len(spec.Jobs), len(sessions))
 				for _, s := range sessions {
@@ -67,13 +75,33 @@ func (a *App) cmdValidate(_ context.Context, args []string) error {
 	return failed
 }
 
+// loadScripts parses every scripted-model script the sessions name, once each.
+func loadScripts(sessions []jobs.Session) error {
+	seen := map[string]bool{}
+	var errs []error
+	for _, s := range sessions {
+		if s.Settings.Script == "" || seen[s.Settings.Script] {
+			continue
+		}
+		seen[s.Settings.Script] = true
+		if _, err := scripted.LoadScript(s.Settings.Script); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func (a *App) cmdSchema(_ context.Context, args []string) error {
 	fs := newFlags("schema")
-	if _, err := a.parse(fs, "agentrun schema > agentrun.schema.json",
-		"  agentrun schema > .agentrun.schema.json   # then point yaml-language-server at it", args); err != nil {
+	pos, err := a.parse(fs, "agentrun schema > agentrun.schema.json",
+		"  agentrun schema > .agentrun.schema.json   # then point yaml-language-server at it", args)
+	if err != nil {
 		return err
 	}
-	_, err := a.Stdout.Write(append(jobs.Schema(), '\n'))
+	if len(pos) > 0 {
+		return usagef("schema: unexpected argument %q", pos[0])
+	}
+	_, err = a.Stdout.Write(append(jobs.Schema(), '\n'))
 	return err
 }
 

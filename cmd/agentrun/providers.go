@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -77,11 +76,18 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 	openaiSet := p.cfg.OpenAIKey != "" || p.cfg.OpenAIBase != ""
 	if c.name == "" {
 		// A model name says which provider it belongs to, when that provider is set up.
+		// Sending it to the other provider's official API cannot work, so that is a
+		// usage error naming the missing key; a base URL (a compatible proxy) may serve
+		// any model name.
 		switch {
 		case strings.HasPrefix(model, "claude") && anthropicSet:
 			c.name = "anthropic"
 		case isOpenAIModel(model) && openaiSet:
 			c.name = "openai"
+		case strings.HasPrefix(model, "claude") && openaiSet && p.cfg.OpenAIBase == "":
+			return c, usagef("model %s is an Anthropic model: set ANTHROPIC_API_KEY, or name the provider with --provider", model)
+		case isOpenAIModel(model) && anthropicSet && p.cfg.AnthropicBase == "":
+			return c, usagef("model %s is an OpenAI model: set OPENAI_API_KEY, or name the provider with --provider", model)
 		}
 	}
 	if c.name == "" {
@@ -188,7 +194,8 @@ func (p *providers) scripted(script string) (agent.Provider, error) {
 	if script != "" {
 		s, err := scripted.LoadScript(script)
 		if err != nil {
-			return nil, fmt.Errorf("scripted model: %w", err)
+			// A broken script is a mistake in the spec or on the command line.
+			return nil, usagef("scripted model: %w", err)
 		}
 		opts.Default = s
 	}

@@ -136,15 +136,24 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	return exitError{code: sum.ExitCode(interrupted)}
 }
 
-// checkProviders resolves the provider of every session once.
+// checkProviders resolves the provider of every session once and loads the scripts of
+// the scripted ones.
 func (a *App) checkProviders(spec *jobs.Spec, p *providers) error {
 	sessions, err := spec.Sessions()
 	if err != nil {
 		return specError(err)
 	}
 	for _, s := range sessions {
-		if _, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script); err != nil {
+		c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
+		if err != nil {
 			return fmt.Errorf("session %s: %w", s.Key, err)
+		}
+		// Load the scripts the scripted model will play, so a broken one stops the run
+		// before anything starts.
+		if c.name == "scripted" && c.script != "" {
+			if _, err := p.scripted(c.script); err != nil {
+				return fmt.Errorf("session %s: %w", s.Key, err)
+			}
 		}
 	}
 	return nil
@@ -160,11 +169,11 @@ func (a *App) progressMode(mode string, cfg envConfig) (interactive, color bool,
 	case "off":
 		return false, false, io.Discard
 	case "live":
-		return true, color, a.Stderr
+		return true, color, a.stderr()
 	case "plain":
-		return false, color, a.Stderr
+		return false, color, a.stderr()
 	}
-	return tty && !ci, color, a.Stderr
+	return tty && !ci, color, a.stderr()
 }
 
 // specError marks errors of the spec as usage errors (exit 2).

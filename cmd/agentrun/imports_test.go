@@ -1,0 +1,139 @@
+package main
+
+import (
+	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/agentrun/agentrun"
+
+// allowedImports is the one-way import graph of DESIGN §1: for each package, the
+// project packages and outside modules its non-test code may import. The standard
+// library is always allowed.
+var allowedImports = map[string][]string{
+	"protocol":                {},
+	"transport/sse":           {},
+	"transport":               {"protocol"},
+	"transport/anthropic":     {"transport", "transport/sse", "protocol"},
+	"transport/openai":        {"transport", "transport/sse", "protocol"},
+	"transport/responses":     {"transport", "transport/sse", "protocol"},
+	"transport/scripted":      {"protocol", "go.yaml.in/yaml/v3"},
+	"transport/transporttest": {},
+	"sink":                    {"protocol"},
+	"jobs":                    {"go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
+	"agent/tools":             {"protocol"},
+	"agent":                   {"agent/tools", "protocol"},
+	"runner": {"jobs", "agent", "agent/tools", "sink", "protocol", "github.com/sourcegraph/conc",
+		"go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "go.yaml.in/yaml/v3",
+		"go.uber.org/multierr"},
+	"cmd/agentrun": {"*"},
+	"examples":     {"*"},
+}
+
+type listedPackage struct {
+	ImportPath string
+	Deps       []string
+	Standard   bool
+}
+
+// TestImportGraph checks every package's transitive imports against the graph, so no
+// layer reaches into one it must not know (agent never sees transport, protocol is
+// the leaf).
+func TestImportGraph(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	require.NoError(t, err)
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	seen := 0
+	for dec.More() {
+		var p listedPackage
+		require.NoError(t, dec.Decode(&p))
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		allowed, ok := allowedImports[rel]
+		if !assert.True(t, ok, "package %s is not in the import graph: add it to allowedImports", rel) {
+			continue
+		}
+		seen++
+		deps, err := exec.Command("go", "list", "-f", `{{join .Deps "\n"}}`, p.ImportPath).Output()
+		require.NoError(t, err)
+		for _, dep := range strings.Fields(string(deps)) {
+			if !strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") {
+				continue // standard library
+			}
+			if !permitted(dep, allowed) {
+				t.Errorf("%s imports %s, which the graph does not allow", rel, dep)
+			}
+		}
+	}
+	assert.Positive(t, seen)
+}
+
+// permitted reports whether dep is allowed: a project package is named exactly; an
+// outside module allows all of its packages.
+func permitted(dep string, allowed []string) bool {
+	for _, a := range allowed {
+		switch {
+		case a == "*":
+			return true
+		case !strings.Contains(strings.SplitN(a, "/", 2)[0], "."):
+			if dep == module+"/"+a {
+				return true
+			}
+		case dep == a || strings.HasPrefix(dep, a+"/"):
+			return true
+		}
+	}
+	return false
+}
+
+// goAllowed are the packages whose non-test code may start goroutines: the runner's
+// pool and watchdogs, tool process I/O, and the fake server.
+var goAllowed = map[string]bool{"runner": true, "agent/tools": true, "cmd/agentrun": true}
+
+// TestGoStatements checks that the go keyword appears only where DESIGN §1 allows it,
+// and that no package has a grab-bag name.
+func TestGoStatements(t *testing.T) {
+	root := filepath.Join("..", "..")
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if name == ".git" || name == "testdata" || strings.HasPrefix(name, ".") && path != root {
+				return filepath.SkipDir
+			}
+			switch name {
+			case "util", "utils", "common", "helpers", "misc":
+				t.Errorf("package folder %s has a grab-bag name", path)
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if g, ok := n.(*ast.GoStmt); ok && !goAllowed[filepath.ToSlash(rel)] {
+				t.Errorf("%s: a go statement outside the packages that may start goroutines", fset.Position(g.Pos()))
+			}
+			return true
+		})
+		return nil
+	})
+	require.NoError(t, err)
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// agentrunBin is the agentrun binary under test, built once by TestMain.
+var agentrunBin string
+
+// goEnv holds the Go toolchain's cache and module folders, so that checks running go
+// inside the tests' fresh HOME reuse the warm caches.
+var goEnv []string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentrun-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agentrun tests:", err)
+		os.Exit(1)
+	}
+	cleanup := func(code int) {
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
+	agentrunBin = filepath.Join(dir, "agentrun")
+	if out, err := exec.Command("go", "build", "-o", agentrunBin, ".").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "agentrun tests: go build: %v\n%s", err, out)
+		cleanup(1)
+	}
+	if goEnv, err = toolchainEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, "agentrun tests:", err)
+		cleanup(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(cleanup))
+}
+
+// toolchainEnv returns GOCACHE, GOPATH and GOMODCACHE as KEY=VALUE pairs.
+func toolchainEnv() ([]string, error) {
+	out, err := exec.Command("go", "env", "-json", "GOCACHE", "GOPATH", "GOMODCACHE").Output()
+	if err != nil {
+		return nil, fmt.Errorf("go env: %w", err)
+	}
+	var vars map[string]string
+	if err := json.Unmarshal(out, &vars); err != nil {
+		return nil, fmt.Errorf("go env: %w", err)
+	}
+	var env []string
+	for _, k := range []string{"GOCACHE", "GOPATH", "GOMODCACHE"} {
+		if vars[k] != "" {
+			env = append(env, k+"="+vars[k])
+		}
+	}
+	return env, nil
+}
+
+// baseEnv is the explicit environment of a subprocess: HOME and AGENTRUN_HOME in
+// temporary folders, PATH and the Go caches kept, no API keys, then extra on top.
+func baseEnv(t *testing.T, extra ...string) []string {
+	t.Helper()
+	home := t.TempDir()
+	env := []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"AGENTRUN_HOME=" + filepath.Join(home, ".agentrun"),
+		"NO_COLOR=1",
+	}
+	if tmp := os.Getenv("TMPDIR"); tmp != "" {
+		env = append(env, "TMPDIR="+tmp)
+	}
+	env = append(env, goEnv...)
+	return append(env, extra...)
+}
+
+// invocation is one run of the binary.
+type invocation struct {
+	args  []string
+	env   []string // nil: baseEnv
+	dir   string   // working folder; "" is the test's
+	stdin string
+}
+
+// outcome is what a finished run of the binary produced.
+type outcome struct {
+	stdout, stderr string
+	code           int
+	elapsed        time.Duration
+}
+
+// agentrun runs the binary to completion (at most two minutes) and returns its output
+// and exit code.
+func agentrun(t *testing.T, inv invocation) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentrunBin, inv.args...)
+	cmd.Env = inv.env
+	if cmd.Env == nil {
+		cmd.Env = baseEnv(t)
+	}
+	cmd.Dir = inv.dir
+	cmd.Stdin = strings.NewReader(inv.stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	o := outcome{stdout: stdout.String(), stderr: stderr.String(), elapsed: time.Since(start)}
+	if err != nil {
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "agentrun %s: %v\nstderr:\n%s", strings.Join(inv.args, " "), err, o.stderr)
+		o.code = ee.ExitCode()
+	}
+	return o
+}
+
+// writeFile writes content to dir/name, creating folders, and returns the path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
+}
+
+// jsonLines parses every line of s as a JSON object; it fails the test on anything
+// else, blank lines included.
+func jsonLines(t *testing.T, s string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i, line := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		var m map[string]any
+		require.NoError(t, json.Unmarshal([]byte(line), &m), "line %d is not a JSON object: %q", i+1, line)
+		out = append(out, m)
+	}
+	return out
+}
+
+// readJSON decodes the JSON file at path into v.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, v), path)
+}
+
+// mustJSON marshals v.
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readmeTestEnv marks the test command that TestReadme runs, so that the nested run
+// does not start TestReadme again.
+const readmeTestEnv = "AGENTRUN_README_TEST"
+
+// quickStartLine is how the README's quick-start command is recognised.
+var quickStartLine = regexp.MustCompile(`\bagentrun run examples/quickstart\.yaml\b`)
+
+// readmeCommands returns the quick-start command of the README's first code block that
+// has one, and the command on the line after it (the test command).
+func readmeCommands(readme string) (quick, test string, err error) {
+	var block []string
+	in := false
+	sc := bufio.NewScanner(strings.NewReader(readme))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "```") {
+			if in {
+				if quick, test = commandsOf(block); quick != "" {
+					break
+				}
+				block = nil
+			}
+			in = !in
+			continue
+		}
+		if in {
+			block = append(block, line)
+		}
+	}
+	switch {
+	case quick == "":
+		return "", "", errors.New("no code block with `go run ./cmd/agentrun run examples/quickstart.yaml`")
+	case test == "":
+		return "", "", errors.New("the quick-start code block has no command after the quick start")
+	}
+	return quick, test, nil
+}
+
+// commandsOf finds the quick-start command in a code block and the command after it;
+// blank lines and comments are skipped and a "$ " prompt is removed.
+func commandsOf(block []string) (quick, test string) {
+	var cmds []string
+	for _, line := range block {
+		line = strings.TrimPrefix(line, "$ ")
+		if line != "" && !strings.HasPrefix(line, "#") {
+			cmds = append(cmds, line)
+		}
+	}
+	for i, c := range cmds {
+		if quickStartLine.MatchString(c) {
+			if i+1 < len(cmds) {
+				return c, cmds[i+1]
+			}
+			return c, ""
+		}
+	}
+	return "", ""
+}
+
+func TestReadmeCommands(t *testing.T) {
+	tests := []struct {
+		name            string
+		readme          string
+		wantQuick, want string
+		wantErr         bool
+	}{
+		{
+			name:      "two commands",
+			readme:    "# x\n\n```sh\n$ go run ./cmd/agentrun run examples/quickstart.yaml\n$ go test ./...\n```\n",
+			wantQuick: "go run ./cmd/agentrun run examples/quickstart.yaml", want: "go test ./...",
+		},
+		{
+			name:      "comments and an earlier block",
+			readme:    "```\ngit clone x\n```\n\n```bash\n# no key needed\ngo run ./cmd/agentrun run examples/quickstart.yaml\n\n# the tests\ngo test -race ./...\n```\n",
+			wantQuick: "go run ./cmd/agentrun run examples/quickstart.yaml", want: "go test -race ./...",
+		},
+		{name: "no quick start", readme: "```\ngo test ./...\n```\n", wantErr: true},
+		{name: "no test command", readme: "```\ngo run ./cmd/agentrun run examples/quickstart.yaml\n```\n", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			quick, test, err := readmeCommands(tt.readme)
+			if tt.wantErr {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantQuick, quick)
+			assert.Equal(t, tt.want, test)
+		})
+	}
+}
+
+// TestReadme follows the README as a new user would: clone the repository, run the
+// quick start without an API key, then the test command. It needs a clean work tree
+// (a clone has only what is committed); the test command runs only without -short.
+func TestReadme(t *testing.T) {
+	if os.Getenv(readmeTestEnv) != "" {
+		t.Skip("this is the README's own test command, run by TestReadme")
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("README.md does not exist yet")
+	}
+	require.NoError(t, err)
+	quick, testCmd, err := readmeCommands(string(b))
+	require.NoError(t, err)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	status, err := exec.Command("git", "-C", filepath.Join("..", ".."), "status", "--porcelain").Output()
+	require.NoError(t, err)
+	if len(status) > 0 {
+		t.Skipf("the work tree has uncommitted changes, which a fresh clone would not have; commit them to run this test:\n%s", status)
+	}
+
+	clone := filepath.Join(t.TempDir(), "agentrun")
+	out, err := exec.Command("git", "clone", "--quiet", filepath.Join("..", ".."), clone).CombinedOutput()
+	require.NoError(t, err, "git clone: %s", out)
+
+	start := time.Now()
+	o := shell(t, clone, quick, baseEnv(t), 5*time.Minute)
+	t.Logf("quick start %q took %s", quick, time.Since(start).Round(100*time.Millisecond))
+	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
+	outDir := filepath.Join(clone, "out")
+	if m := regexp.MustCompile(`--out[ =](\S+)`).FindStringSubmatch(quick); m != nil {
+		outDir = filepath.Join(clone, m[1])
+	}
+	assert.FileExists(t, filepath.Join(outDir, "summary.md"))
+	var sum struct {
+		Sessions []struct{ Key, Status string }
+	}
+	readJSON(t, filepath.Join(outDir, "summary.json"), &sum)
+	require.NotEmpty(t, sum.Sessions)
+	for _, s := range sum.Sessions {
+		assert.Equal(t, "success", s.Status, s.Key)
+		for _, f := range sessionFiles {
+			assert.FileExists(t, filepath.Join(outDir, "sessions", s.Key, f))
+		}
+	}
+
+	t.Run("test command", func(t *testing.T) {
+		if testing.Short() {
+			t.Skipf("-short: not running the README's test command %q", testCmd)
+		}
+		timeout := 20 * time.Minute
+		if d, ok := t.Deadline(); ok {
+			timeout = time.Until(d) - 30*time.Second
+		}
+		start := time.Now()
+		o := shell(t, clone, testCmd, baseEnv(t, readmeTestEnv+"=1"), timeout)
+		t.Logf("test command %q took %s", testCmd, time.Since(start).Round(time.Second))
+		assert.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
+	})
+}
+
+// shell runs a command line with sh in dir and returns its output and exit code.
+func shell(t *testing.T, dir, line string, env []string, timeout time.Duration) outcome {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", line)
+	cmd.Dir, cmd.Env = dir, env
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	o := outcome{stdout: stdout.String(), stderr: stderr.String()}
+	if err != nil {
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "%s: %v", line, err)
+		o.code = ee.ExitCode()
+	}
+	return o
+}

@@ -1,0 +1,11 @@
+package runner_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests when a goroutine outlives them: every session,
+// watchdog, progress ticker and HTTP connection must have been waited for or closed.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -1,0 +1,131 @@
+package runner_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/runner"
+)
+
+// workspaceSpec runs the workspace script twice in mode.
+func workspaceSpec(mode string) string {
+	return `version: 1
+concurrency: 2
+defaults: {tools: [Edit, Write], workspace: {mode: ` + mode + `}}
+jobs:
+  - {id: ws, model: workspace, repeat: 2, prompt: Change the workspace.}
+`
+}
+
+// runWorkspace runs spec and checks that every session succeeded with no failed tool.
+func runWorkspace(t *testing.T, specDir, out string, mode string) *runner.Summary {
+	t.Helper()
+	sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
+		Run(context.Background(), writeSpec(t, specDir, workspaceSpec(mode)))
+	require.NoError(t, err)
+	verifyOut(t, out, sum)
+	for _, row := range sum.Sessions {
+		assert.Equal(t, protocol.StatusSuccess, row.Status, "%s: %+v", row.Key, row.Error)
+		for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, row.Key, runner.StreamFile), false) {
+			if m.Kind == protocol.KindToolResult {
+				assert.False(t, m.Result.IsError, "%s: %s", row.Key, m.Result.Content)
+			}
+		}
+	}
+	return sum
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestWorkspaceShared(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
+	out := filepath.Join(t.TempDir(), "out")
+	sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
+		Run(context.Background(), writeSpec(t, dir, `version: 1
+defaults: {tools: [Edit, Write]}
+jobs:
+  - {id: ws, model: workspace, prompt: Change the workspace.}
+`))
+	require.NoError(t, err)
+	verifyOut(t, out, sum)
+	assert.Equal(t, 0, sum.ExitCode(false))
+	assert.NoDirExists(t, filepath.Join(out, runner.WorkspacesDir), "a shared session has no workspace of its own")
+	assert.Equal(t, "bye world\n", readFile(t, filepath.Join(dir, "hello.txt")), "a shared session works in the spec's folder")
+	assert.Equal(t, "new\n", readFile(t, filepath.Join(dir, "new.txt")))
+}
+
+func TestWorkspaceCopy(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "keep.txt"), []byte("kept\n"), 0o600))
+	require.NoError(t, os.Symlink("hello.txt", filepath.Join(dir, "link")))
+	out := filepath.Join(dir, "out") // inside the workspace: the copies must skip it
+	sum := runWorkspace(t, dir, out, "copy")
+
+	assert.Equal(t, "hello world\n", readFile(t, filepath.Join(dir, "hello.txt")), "the original is untouched")
+	assert.NoFileExists(t, filepath.Join(dir, "new.txt"))
+	require.Len(t, sum.Sessions, 2)
+	for _, row := range sum.Sessions {
+		ws := filepath.Join(out, runner.WorkspacesDir, row.Key)
+		assert.Equal(t, "bye world\n", readFile(t, filepath.Join(ws, "hello.txt")), "%s edits its own fresh copy", row.Key)
+		assert.Equal(t, "new\n", readFile(t, filepath.Join(ws, "new.txt")))
+		assert.Equal(t, "kept\n", readFile(t, filepath.Join(ws, "sub", "keep.txt")))
+		info, err := os.Stat(filepath.Join(ws, "sub", "keep.txt"))
+		require.NoError(t, err)
+		assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "modes are kept")
+		link, err := os.Readlink(filepath.Join(ws, "link"))
+		require.NoError(t, err)
+		assert.Equal(t, "hello.txt", link, "symlinks stay symlinks")
+		assert.NoDirExists(t, filepath.Join(ws, "out"), "the output folder is not copied")
+	}
+}
+
+// git runs git in dir with a fixed identity.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=agentrun", "-c", "user.email=agentrun@example.com"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+func TestWorkspaceWorktree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "jobs.yaml"), []byte(workspaceSpec("worktree")), 0o644))
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "start")
+	out := filepath.Join(t.TempDir(), "out")
+	sum := runWorkspace(t, dir, out, "worktree")
+
+	require.Len(t, sum.Sessions, 2)
+	for _, row := range sum.Sessions {
+		patch := readFile(t, filepath.Join(out, runner.SessionsDir, row.Key, runner.PatchFile))
+		assert.Contains(t, patch, "-hello world", row.Key)
+		assert.Contains(t, patch, "+bye world", row.Key)
+		assert.Contains(t, patch, "b/new.txt", row.Key)
+		assert.NoDirExists(t, filepath.Join(out, runner.WorkspacesDir, row.Key), "%s: the worktree is removed", row.Key)
+	}
+	assert.Equal(t, "hello world\n", readFile(t, filepath.Join(dir, "hello.txt")), "the repository is untouched")
+	assert.Empty(t, git(t, dir, "status", "--porcelain"))
+	assert.Equal(t, 1, strings.Count(git(t, dir, "worktree", "list", "--porcelain"), "worktree "), "only the main worktree is left")
+}
