@@ -48,7 +48,8 @@ const (
 type DirStore struct {
 	Dir string
 
-	made bool // Dir is known to exist
+	made bool     // Dir is known to exist
+	f    *os.File // messages.jsonl, open for appending once used
 }
 
 var _ Store = (*DirStore)(nil)
@@ -149,22 +150,34 @@ func (d *DirStore) Append(turns []protocol.Turn) error {
 	if err != nil {
 		return err
 	}
-	if !d.made {
-		if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+	if d.f == nil {
+		if !d.made {
+			if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+				return fmt.Errorf("append messages: %w", err)
+			}
+			d.made = true
+		}
+		f, err := os.OpenFile(filepath.Join(d.Dir, MessagesFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
 			return fmt.Errorf("append messages: %w", err)
 		}
-		d.made = true
+		d.f = f
 	}
-	f, err := os.OpenFile(filepath.Join(d.Dir, MessagesFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if _, err := d.f.Write(buf); err != nil {
+		return fmt.Errorf("append messages: %w", err)
+	}
+	return nil
+}
+
+// Close releases the open messages file; the store opens it again when needed.
+func (d *DirStore) Close() error {
+	if d.f == nil {
+		return nil
+	}
+	err := d.f.Close()
+	d.f = nil
 	if err != nil {
-		return fmt.Errorf("append messages: %w", err)
-	}
-	if _, err := f.Write(buf); err != nil {
-		f.Close()
-		return fmt.Errorf("append messages: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("append messages: %w", err)
+		return fmt.Errorf("close messages: %w", err)
 	}
 	return nil
 }
@@ -188,24 +201,34 @@ func (d *DirStore) Replace(turns []protocol.Turn, summary string) error {
 	if err != nil {
 		return err
 	}
+	if err := d.Close(); err != nil { // the file is about to be replaced
+		return err
+	}
 	if err := WriteFileAtomic(filepath.Join(d.Dir, SummaryFile), []byte(summary)); err != nil {
 		return err
 	}
 	return WriteFileAtomic(filepath.Join(d.Dir, MessagesFile), buf)
 }
 
-// SaveStats atomically writes stats.json as one line.
+// SaveStats atomically writes stats.json as one line. It is not synced to disk: the
+// counters are rebuilt from what is, and a sync per session costs more than they are
+// worth.
 func (d *DirStore) SaveStats(s Stats) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("save stats: %w", err)
 	}
-	return WriteFileAtomic(filepath.Join(d.Dir, StatsFile), append(b, '\n'))
+	return writeFileAtomic(filepath.Join(d.Dir, StatsFile), append(b, '\n'), false)
 }
 
 // WriteFileAtomic writes data to a temporary file in the same folder, syncs it and
 // renames it over path, so readers see the old content or the new, never a mix.
 func WriteFileAtomic(path string, data []byte) error {
+	return writeFileAtomic(path, data, true)
+}
+
+// writeFileAtomic is WriteFileAtomic with the sync made optional.
+func writeFileAtomic(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
@@ -216,7 +239,7 @@ func WriteFileAtomic(path string, data []byte) error {
 	}
 	tmp := f.Name()
 	_, werr := f.Write(data)
-	if werr == nil {
+	if werr == nil && sync {
 		werr = f.Sync()
 	}
 	if cerr := f.Close(); werr == nil {

@@ -73,7 +73,13 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 			return
 		}
 		var sess *agent.Session
-		sess, setupErr = st.newAgent(s, res.SessionID, ws.dir, dir, arts, secrets, watch.touch)
+		store := newStore(dir, secrets)
+		defer func() {
+			if err := store.Close(); err != nil {
+				st.r.log.Warn("close messages", zapKey(s.Key), zapErr(err))
+			}
+		}()
+		sess, setupErr = st.newAgent(s, res.SessionID, ws.dir, store, arts, watch.touch)
 		if setupErr != nil {
 			return
 		}
@@ -156,7 +162,7 @@ func touch(path string) error {
 }
 
 // newAgent builds the agent session of s.
-func (st *runState) newAgent(s jobs.Session, sessionID, workdir, dir string, arts *artifacts, secrets []string, activity func()) (*agent.Session, error) {
+func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store agent.Store, arts *artifacts, activity func()) (*agent.Session, error) {
 	o := st.r.opts
 	provider, info, err := o.Providers.Provider(s, activity)
 	if err != nil {
@@ -179,7 +185,7 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir, dir string, art
 		Compaction: agent.CompactConfig{MaxContext: int64(s.Settings.MaxContext)},
 	}
 	deps := agent.Deps{
-		Provider: provider, Sink: arts, Store: newStore(dir, secrets), Now: o.Now,
+		Provider: provider, Sink: arts, Store: store, Now: o.Now,
 		NewID: o.NewID, Cost: st.costFor(info), Activity: activity, SubAgentSlots: st.subAgents,
 	}
 	return agent.New(cfg, deps)

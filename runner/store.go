@@ -9,23 +9,31 @@ import (
 // newStore returns the conversation store of a session folder. messages.jsonl is an
 // artifact like the streams, so when the session has secrets they are masked in what
 // is saved; the agent keeps the real turns in memory and the model still sees them.
-func newStore(dir string, secrets []string) agent.Store {
+func newStore(dir string, secrets []string) sessionStore {
 	store := &agent.DirStore{Dir: dir}
 	for _, s := range secrets {
 		if s != "" {
-			// The redactor is used for RedactResult only and never written to.
+			// The redactor masks strings only; nothing is written to it.
 			return &redactingStore{next: store, r: sink.NewRedactor(nil, secrets)}
 		}
 	}
 	return store
 }
 
+// sessionStore is a conversation store the runner closes when the attempt ends.
+type sessionStore interface {
+	agent.Store
+	Close() error
+}
+
 // redactingStore masks secrets in the turns and summaries it saves. What it loads was
 // masked when it was saved.
 type redactingStore struct {
-	next agent.Store
+	next *agent.DirStore
 	r    *sink.Redactor
 }
+
+func (s *redactingStore) Close() error { return s.next.Close() }
 
 func (s *redactingStore) Load() (agent.State, error) { return s.next.Load() }
 
@@ -49,7 +57,7 @@ func (s *redactingStore) turns(turns []protocol.Turn) []protocol.Turn {
 			b.Text, b.Data, b.Content = s.text(b.Text), s.text(b.Data), s.text(b.Content)
 			b.ID, b.Name, b.ToolUseID = s.text(b.ID), s.text(b.Name), s.text(b.ToolUseID)
 			if len(b.Input) > 0 {
-				b.Input = s.r.RedactResult(&protocol.Result{StructuredOutput: b.Input}).StructuredOutput
+				b.Input = s.r.JSON(b.Input)
 			}
 			blocks[j] = b
 		}
@@ -63,5 +71,5 @@ func (s *redactingStore) text(v string) string {
 	if v == "" {
 		return v
 	}
-	return s.r.RedactResult(&protocol.Result{Result: v}).Result
+	return s.r.String(v)
 }

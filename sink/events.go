@@ -106,6 +106,9 @@ func recoverEvents(f *os.File) (size, seq int64, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
+	if st.Size() == 0 {
+		return 0, 0, nil // a new log: nothing to recover
+	}
 	back := backScanner{f: f, buf: make([]byte, 0, 32<<10)}
 	nl, err := back.prevNewline(st.Size())
 	if err != nil {

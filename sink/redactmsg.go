@@ -44,6 +44,13 @@ func (r *Redactor) redactMessage(m protocol.Message) protocol.Message {
 	return m
 }
 
+// String returns s with every secret masked.
+func (r *Redactor) String(s string) string { return r.redact(s) }
+
+// JSON returns a JSON text with the secrets masked inside its strings, keys and
+// numbers; valid JSON stays valid.
+func (r *Redactor) JSON(raw []byte) []byte { return []byte(r.redactJSON(string(raw))) }
+
 // RedactResult returns a copy of res with the secrets masked in every free-text field.
 // The identifying and structural fields (ids, key, status, digest) are kept as they
 // are: they come from agentrun, not from a model or a tool.

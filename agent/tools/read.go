@@ -65,7 +65,8 @@ func (Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return failure(sum, fileError(path, err))
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
+	// A buffer the size of the file, up to 64 KiB: most files read are small.
+	br := bufio.NewReaderSize(f, int(min(max(fi.Size()+1, sniffLen), 64<<10)))
 	if head, _ := br.Peek(sniffLen); isBinary(head) {
 		return failure(sum, fmt.Sprintf("%s is a binary file (%d bytes); Read shows text files only", path, fi.Size()))
 	}

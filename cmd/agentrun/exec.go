@@ -160,7 +160,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		out = sink.NewText(a.Stdout, sink.TextOptions{Color: isTerminal(a.Stdout) && cfg.NoColor == ""})
 	}
 	redactor := sink.NewRedactor(sink.Multi(events, out), cfg.keys())
-	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: redactor, Store: &agent.DirStore{Dir: dir}})
+	messages := &agent.DirStore{Dir: dir}
+	defer messages.Close() // best effort: every append was already written
+	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: redactor, Store: messages})
 	if err != nil {
 		redactor.Close()
 		return usageError{err}
