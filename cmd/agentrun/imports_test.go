@@ -38,6 +38,7 @@ var allowedImports = map[string][]string{
 		"go.uber.org/multierr"},
 	"cmd/agentrun": {"*"},
 	"examples":     {"*"},
+	"bench":        {"*"},
 }
 
 type listedPackage struct {

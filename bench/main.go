@@ -1,0 +1,179 @@
+// Command bench reproduces the performance table of the README: it runs the project's
+// benchmarks with `go test -bench` and prints each figure beside its target.
+//
+//	go run ./bench            # artifacts in the default temporary folder
+//	go run ./bench -tmpfs     # artifacts in /dev/shm, to measure agentrun rather than the disk
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// figure is one row of the table: a metric read from one benchmark's output.
+type figure struct {
+	what  string
+	pkg   string
+	bench string
+	args  []string
+	unit  string // the unit column to read, or a derived one below
+	// convert turns the read value into the shown one.
+	convert func(float64) float64
+	show    string // format of the shown value
+	target  string
+	// ok judges the shown value; nil means "reported only".
+	ok func(float64) bool
+}
+
+func figures() []figure {
+	perSecond := func(ns float64) float64 { return 1e9 / ns }
+	same := func(v float64) float64 { return v }
+	return []figure{
+		{"RESP encode+decode, 4 KiB text messages", "./protocol", "^BenchmarkRESP$", []string{"-cpu", "1"}, "MB/s", same, "%.0f MB/s", "≥ 1,000 MB/s", func(v float64) bool { return v >= 1000 }},
+		{"stream-json encoding of small text deltas", "./protocol", "^BenchmarkAppendEvent$/^text_delta$", []string{"-cpu", "1"}, "ns/op", perSecond, "%s events/s", "≥ 3,000,000 events/s", func(v float64) bool { return v >= 3e6 }},
+		{"events.jsonl: one flushed line (seq, ts, write)", "./sink", "^BenchmarkEventsWrite$", []string{"-cpu", "1"}, "ns/op", func(v float64) float64 { return v / 1000 }, "%.1f µs/line", "reported", nil},
+		{"SSE decode + Anthropic normalization", "./transport/anthropic", "^BenchmarkDecode$", []string{"-cpu", "1"}, "MB/s", same, "%.0f MB/s", "≥ 100 MB/s", func(v float64) bool { return v >= 100 }},
+		{"pipeline: SSE bytes → messages → stream.jsonl, events.jsonl, transcript", "./bench", "^BenchmarkPipeline$", []string{"-cpu", "1"}, "messages/s", same, "%s messages/s", "reported", nil},
+		{"agent loop: one turn of a 20-turn session, tools and artifacts included", "./agent", "^BenchmarkSession20Turns$", []string{"-cpu", "1", "-benchtime", "100x"}, "cpu-µs/turn", same, "%.0f µs CPU/turn", "< 200 µs", func(v float64) bool { return v < 200 }},
+		{"1,000 sessions × 4 turns, 50 ms latency, concurrency 100: wall / ideal", "./runner", "^BenchmarkRun1000$", []string{"-benchtime", "1x"}, "wall/ideal", same, "%.2f", "≤ 1.10", func(v float64) bool { return v <= 1.10 }},
+		{"… peak memory per running session", "./runner", "^BenchmarkRun1000$", []string{"-benchtime", "1x"}, "MB/running-session", same, "%.2f MB", "< 2 MB", func(v float64) bool { return v < 2 }},
+		{"… CPU per session", "./runner", "^BenchmarkRun1000$", []string{"-benchtime", "1x"}, "cpu-ms/session", same, "%.2f ms", "reported", nil},
+	}
+}
+
+func main() {
+	tmpfs := flag.Bool("tmpfs", false, "write the benchmarks' files to /dev/shm (a RAM file system)")
+	flag.Parse()
+	env := os.Environ()
+	where := os.TempDir()
+	if *tmpfs {
+		where = "/dev/shm"
+		env = append(env, "TMPDIR=/dev/shm")
+	}
+	fmt.Printf("agentrun performance, %s, %s, %d CPUs (%s), %s, files in %s (%s)\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.Version(), runtime.NumCPU(), cpuModel(), runtime.GOARCH, where, fsType(where))
+	cache := map[string]string{}
+	fmt.Printf("| %s | %s | %s | %s |\n|---|---:|---|---|\n", "measure", "measured", "target", "")
+	failed := false
+	for _, f := range figures() {
+		key := f.pkg + " " + f.bench + " " + strings.Join(f.args, " ")
+		out, ok := cache[key]
+		if !ok {
+			args := append([]string{"test", "-run", "^$", "-bench", f.bench}, f.args...)
+			args = append(args, f.pkg)
+			cmd := exec.Command("go", args...)
+			cmd.Env = env
+			b, err := cmd.CombinedOutput()
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "go %s: %v\n%s", strings.Join(args, " "), err, b)
+				os.Exit(1)
+			}
+			out = string(b)
+			cache[key] = out
+		}
+		v, found := metric(out, f.unit)
+		if !found {
+			fmt.Fprintf(os.Stderr, "%s: no %q in the output of %s:\n%s", f.what, f.unit, key, out)
+			os.Exit(1)
+		}
+		shown := f.convert(v)
+		verdict := ""
+		if f.ok != nil {
+			verdict = "met"
+			if !f.ok(shown) {
+				verdict, failed = "missed", true
+			}
+		}
+		value := fmt.Sprintf(f.show, shown)
+		if strings.Contains(f.show, "%s") {
+			value = fmt.Sprintf(f.show, thousands(shown))
+		}
+		fmt.Printf("| %s | %s | %s | %s |\n", f.what, value, f.target, verdict)
+	}
+	fmt.Printf("\nEach row: go test -run '^$' -bench <name> [flags] <package>; see bench/main.go.\n")
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// thousands formats v rounded to three significant digits, with separators.
+func thousands(v float64) string {
+	n := int64(v)
+	if n >= 1000 {
+		div := int64(1)
+		for n/div >= 1000 {
+			div *= 10
+		}
+		n = (n + div/2) / div * div
+	}
+	digits := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// metric finds the value before unit on the first benchmark result line of out.
+func metric(out, unit string) (float64, bool) {
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 || !strings.HasPrefix(fields[0], "Benchmark") {
+			continue
+		}
+		for i := 3; i < len(fields); i++ {
+			if fields[i] == unit {
+				v, err := strconv.ParseFloat(fields[i-1], 64)
+				return v, err == nil
+			}
+		}
+	}
+	return 0, false
+}
+
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return "unknown CPU"
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if k, v, ok := strings.Cut(string(line), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+// fsType names the file system of dir (from statfs).
+func fsType(dir string) string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return "unknown file system"
+	}
+	switch st.Type {
+	case 0x01021994:
+		return "tmpfs"
+	case 0xEF53:
+		return "ext4"
+	case 0x9123683E:
+		return "btrfs"
+	case 0x58465342:
+		return "xfs"
+	case 0x794c7630:
+		return "overlayfs"
+	}
+	return fmt.Sprintf("file system 0x%x", st.Type)
+}
