@@ -65,6 +65,9 @@ func (r *recorder) Write(m protocol.Message) error {
 	return nil
 }
 
+// Close lets the recorder stand in a sink.Multi.
+func (r *recorder) Close() error { return nil }
+
 func (r *recorder) kinds() []protocol.Kind {
 	var out []protocol.Kind
 	for _, m := range r.msgs {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sink"
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
@@ -48,28 +49,38 @@ steps:
   - text: "Done."
 `)
 	rec := &recorder{}
+	streamPath := filepath.Join(t.TempDir(), "stream.jsonl")
+	f, err := os.Create(streamPath)
+	require.NoError(t, err)
+	stream := sink.NewStreamJSON(f, protocol.Envelope{})
 	sess, err := agent.New(agent.Config{Workspace: ws, Tools: []string{"Read", "Write", "Edit", "Bash"}},
-		agent.Deps{Provider: scripted.New(scripted.Options{Default: s}), Sink: rec})
+		agent.Deps{Provider: scripted.New(scripted.Options{Default: s}), Sink: sink.Multi(rec, stream)})
 	require.NoError(t, err)
 	require.NoError(t, sess.Start())
 	out := sess.Run(t.Context(), "make a greeting script")
 	require.Equal(t, agent.EndCompleted, out.End, "%+v", out.Err)
+	require.NoError(t, stream.Close())
+	require.NoError(t, f.Close())
 	assert.Equal(t, 5, out.Turns)
 	b, err := os.ReadFile(filepath.Join(ws, "out.txt"))
 	require.NoError(t, err)
 	assert.Equal(t, "hello agentrun\n", string(b))
 	validWindow(t, sess.Conversation())
 
-	// The stream is complete and every line is valid JSON.
-	var lines []string
-	for _, m := range rec.msgs {
-		line, err := protocol.AppendEvent(nil, m, protocol.Envelope{})
-		require.NoError(t, err)
-		assert.True(t, json.Valid(line), string(line))
-		lines = append(lines, string(line))
+	// stream.jsonl is complete: every line is valid JSON and parses back to the message
+	// the session emitted, in order.
+	raw, err := os.ReadFile(streamPath)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+	require.Len(t, lines, len(rec.msgs))
+	for i, line := range lines {
+		require.True(t, json.Valid([]byte(line)), line)
+		m, _, err := protocol.ParseEvent([]byte(line))
+		require.NoError(t, err, line)
+		assert.Equal(t, rec.msgs[i].Kind, m.Kind, "line %d", i+1)
 	}
-	require.NotEmpty(t, lines)
 	assert.Contains(t, lines[0], `"type":"session_start"`)
+	assert.Contains(t, lines[len(lines)-1], `"type":"stop"`)
 	calls, results := 0, 0
 	for _, m := range rec.msgs {
 		switch m.Kind {

@@ -90,6 +90,8 @@ type Options struct {
 	Home, InstructionHome string
 	// Version is written to run.json.
 	Version string
+	// Compaction tunes context compaction; a session's max_context sets MaxContext.
+	Compaction agent.CompactConfig
 	// GitHub, when set, receives the GitHub Actions integration outputs.
 	GitHub *GitHub
 	// SubAgentSlots bounds sub-agents running at once across the run [2×concurrency].

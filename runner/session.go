@@ -182,7 +182,7 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store ag
 		ProcEnv:         procEnv(o.Environ, s.Settings.Env),
 		InstructionHome: o.InstructionHome, Skills: s.Settings.Skills,
 		Budget:     agent.Budget{MaxCostUSD: s.Settings.Budget.MaxCostUSD, MaxTokens: s.Settings.Budget.MaxTokens},
-		Compaction: agent.CompactConfig{MaxContext: int64(s.Settings.MaxContext)},
+		Compaction: compaction(o.Compaction, s.Settings.MaxContext),
 	}
 	deps := agent.Deps{
 		Provider: provider, Sink: arts, Store: store, Now: o.Now,
@@ -353,3 +353,11 @@ func keepAttempt(dir string, attempt int) error {
 
 func zapKey(k string) zap.Field  { return zap.String("session", k) }
 func zapErr(err error) zap.Field { return zap.Error(err) }
+
+// compaction is the run's compaction settings with the session's context budget.
+func compaction(c agent.CompactConfig, maxContext int) agent.CompactConfig {
+	if maxContext > 0 {
+		c.MaxContext = int64(maxContext)
+	}
+	return c
+}

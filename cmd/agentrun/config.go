@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/agentrun/agentrun/agent"
 )
 
 // envConfig is agentrun's configuration from the environment. Flags override it; it
@@ -30,6 +32,10 @@ type envConfig struct {
 	AnthropicBase string `env:"ANTHROPIC_BASE_URL"`
 	OpenAIKey     string `env:"OPENAI_API_KEY"`
 	OpenAIBase    string `env:"OPENAI_BASE_URL"`
+
+	// Compact overrides the defaults of the compaction cost model (AGENTRUN_DP_*, after
+	// the seed's DP_* variables).
+	Compact compactEnv `envPrefix:"AGENTRUN_DP_"`
 
 	GitHubActions bool   `env:"GITHUB_ACTIONS"`
 	CI            string `env:"CI"`
@@ -96,4 +102,30 @@ func (c envConfig) shardFromEnv() (string, error) {
 		return fmt.Sprintf("%s/%d", c.JobCompletionIndex, c.ShardTotal), nil
 	}
 	return "", nil
+}
+
+// compactEnv holds the compaction cost model's parameters; zero keeps the default.
+type compactEnv struct {
+	PInput       float64 `env:"P_INPUT"`
+	PCache       float64 `env:"P_CACHE"`
+	POut         float64 `env:"P_OUT"`
+	V            float64 `env:"V"`
+	S            float64 `env:"S"`
+	Beta         float64 `env:"BETA"`
+	QP           float64 `env:"QUALITY_PENALTY"`
+	R            float64 `env:"R"`
+	MinKeepRatio float64 `env:"MIN_KEEP_RATIO"`
+	BaselineE    float64 `env:"BASELINE_E"`
+	EFixed       float64 `env:"E_FIXED"`
+	L            float64 `env:"L"`
+	Disabled     bool    `env:"DISABLED"`
+}
+
+// config returns the compaction settings with maxContext (0 keeps the default).
+func (c compactEnv) config(maxContext int64) agent.CompactConfig {
+	return agent.CompactConfig{
+		Disabled: c.Disabled, MaxContext: maxContext, PInput: c.PInput, PCache: c.PCache, POut: c.POut,
+		V: c.V, S: c.S, Beta: c.Beta, QP: c.QP, R: c.R, MinKeepRatio: c.MinKeepRatio,
+		BaselineE: c.BaselineE, EFixed: c.EFixed, L: c.L,
+	}
 }

@@ -141,7 +141,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	acfg := agent.Config{SessionID: id, JobID: "exec", Provider: choice.name, Model: choice.model,
 		MaxTurns: *maxTurns, MaxTokens: *maxTokens, System: *system, Tools: tools, Workspace: workspace,
 		Home: cfg.UserHome, BashMode: mode, ToolTimeout: *toolTimeout, ProcEnv: a.toolEnviron(),
-		InstructionHome: cfg.Home, Skills: skills, Compaction: agent.CompactConfig{MaxContext: *maxContext}}
+		InstructionHome: cfg.Home, Skills: skills, Compaction: cfg.Compact.config(*maxContext)}
 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("session folder: %w", err)
