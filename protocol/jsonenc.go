@@ -9,9 +9,11 @@ import (
 	"unicode/utf8"
 )
 
-// appendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, so the output
-// is valid JSON and valid UTF-8 whatever bytes s holds. HTML characters are not escaped.
-func appendString(dst []byte, s string) []byte {
+// AppendJSONString appends s to dst as a JSON string and returns the extended buffer.
+// The output is valid JSON and valid UTF-8 whatever bytes s holds: each invalid byte
+// becomes \ufffd. It is what encoding/json writes with HTML escaping off: <, > and &
+// stay as they are, U+2028 and U+2029 are escaped.
+func AppendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -31,6 +33,10 @@ func appendString(dst []byte, s string) []byte {
 				dst = append(dst, '\\', 'r')
 			case '\t':
 				dst = append(dst, '\\', 't')
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
 			default:
 				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
 			}
@@ -82,7 +88,7 @@ func (o *jsonObject) key(k string) {
 
 func (o *jsonObject) str(k, v string) {
 	o.key(k)
-	o.buf = appendString(o.buf, v)
+	o.buf = AppendJSONString(o.buf, v)
 }
 
 func (o *jsonObject) strOpt(k, v string) {
@@ -150,7 +156,7 @@ func appendJSONValue(dst []byte, raw []byte) []byte {
 			return append(dst, buf.Bytes()...)
 		}
 	}
-	return appendString(dst, string(raw))
+	return AppendJSONString(dst, string(raw))
 }
 
 func (o *jsonObject) strings(k string, v []string) {
@@ -160,7 +166,7 @@ func (o *jsonObject) strings(k string, v []string) {
 		if i > 0 {
 			o.buf = append(o.buf, ',')
 		}
-		o.buf = appendString(o.buf, s)
+		o.buf = AppendJSONString(o.buf, s)
 	}
 	o.buf = append(o.buf, ']')
 }
@@ -178,7 +184,7 @@ func appendInput(dst []byte, input string) []byte {
 		}
 		return append(dst, input...)
 	}
-	return appendString(dst, input)
+	return AppendJSONString(dst, input)
 }
 
 // isObject reports whether s is a JSON object in valid UTF-8 with no surrounding space.

@@ -1,5 +1,6 @@
 // Package protocol defines agentrun's internal messages and their two encodings, the
-// seed's length-prefixed RESP-like frames and one JSON object per line; it imports
+// seed's length-prefixed RESP-like frames and one JSON object per line, and the error
+// kinds that HTTP statuses, provider error words and ended contexts map to; it imports
 // nothing but the standard library.
 package protocol
 

@@ -127,7 +127,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 		var waited time.Duration
 		for attempt := 1; ; attempt++ {
 			if err := c.opts.Limiter.Wait(ctx); err != nil {
-				yield(cancelMessage(ctx))
+				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
 				return
 			}
 			te, stopped := c.attempt(ctx, req, yield)
@@ -135,7 +135,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 				return
 			}
 			if ctx.Err() != nil {
-				yield(cancelMessage(ctx))
+				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
 				return
 			}
 			delay, ok := c.retryDelay(te, attempt, waited)
@@ -152,7 +152,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 			}
 			waited += delay
 			if err := sleep(ctx, delay); err != nil {
-				yield(cancelMessage(ctx))
+				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
 				return
 			}
 		}
@@ -204,7 +204,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // best effort: the status is the error
 		msg, typ := c.dialect.ErrorMessage(body)
 		e := statusError(resp, body, msg, c.opts.Now())
-		if k := KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
+		if k := protocol.KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
 			e.Kind = k
 		}
 		return r.redact(e), false
@@ -240,19 +240,6 @@ func (c *Client) failure(actx context.Context, err error, op string) *Error {
 		return &Error{Kind: protocol.ErrTimeout, Message: fmt.Sprintf("%s: %v", op, err)}
 	}
 	return &Error{Kind: protocol.ErrNetwork, Message: fmt.Sprintf("%s: %v", op, err)}
-}
-
-// cancelMessage reports why ctx ended.
-func cancelMessage(ctx context.Context) protocol.Message {
-	kind := protocol.ErrCancelled
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		kind = protocol.ErrTimeout
-	}
-	msg := "request cancelled"
-	if cause := context.Cause(ctx); cause != nil {
-		msg = cause.Error()
-	}
-	return protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: kind, Message: msg}}
 }
 
 // sleep waits d or until ctx ends.

@@ -42,44 +42,6 @@ func (e *Error) Protocol() protocol.Error {
 	return protocol.Error{Kind: e.Kind, Message: e.Message}
 }
 
-// KindForStatus classifies an HTTP status: 401 and 403 are auth, 408 a timeout, 429 a
-// rate limit, 529 overload, 409 and 5xx server trouble, any other 4xx a bad request.
-func KindForStatus(status int) string {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return protocol.ErrAuth
-	case status == http.StatusRequestTimeout:
-		return protocol.ErrTimeout
-	case status == http.StatusTooManyRequests:
-		return protocol.ErrRateLimit
-	case status == 529:
-		return protocol.ErrOverloaded
-	case status == http.StatusConflict || status >= 500:
-		return protocol.ErrServer
-	}
-	return protocol.ErrRequest
-}
-
-// KindForType classifies a provider error type word found in an error body or a
-// mid-stream error event (Anthropic "overloaded_error", OpenAI "server_error", …).
-// It returns "" for words it does not know.
-func KindForType(typ string) string {
-	switch typ {
-	case "overloaded_error", "overloaded":
-		return protocol.ErrOverloaded
-	case "rate_limit_error", "rate_limit_exceeded", "requests", "tokens":
-		return protocol.ErrRateLimit
-	case "api_error", "server_error", "internal_server_error", "timeout_error", "service_unavailable":
-		return protocol.ErrServer
-	case "authentication_error", "permission_error", "invalid_api_key", "billing_error", "insufficient_quota":
-		return protocol.ErrAuth
-	case "invalid_request_error", "not_found_error", "request_too_large", "context_length_exceeded",
-		"BadRequestError", "invalid_request", "unsupported_parameter", "invalid_prompt", "model_not_found", "NotFoundError":
-		return protocol.ErrRequest
-	}
-	return ""
-}
-
 // retryAfter reads the server's requested delay: retry-after-ms (milliseconds, may be
 // fractional), then retry-after as seconds or as an HTTP date.
 func retryAfter(h http.Header, now time.Time) time.Duration {
@@ -131,7 +93,7 @@ func clipBody(b []byte) string {
 
 // statusError builds the error for a non-2xx response.
 func statusError(resp *http.Response, body []byte, msg string, now time.Time) *Error {
-	kind := KindForStatus(resp.StatusCode)
+	kind := protocol.KindForStatus(resp.StatusCode)
 	if msg == "" {
 		msg = clipBody(body)
 	}

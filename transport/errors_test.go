@@ -10,31 +10,6 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 )
 
-func TestKindForStatus(t *testing.T) {
-	tests := map[int]string{
-		400: protocol.ErrRequest, 401: protocol.ErrAuth, 402: protocol.ErrRequest, 403: protocol.ErrAuth,
-		404: protocol.ErrRequest, 408: protocol.ErrTimeout, 409: protocol.ErrServer, 413: protocol.ErrRequest,
-		422: protocol.ErrRequest, 429: protocol.ErrRateLimit, 500: protocol.ErrServer, 502: protocol.ErrServer,
-		503: protocol.ErrServer, 504: protocol.ErrServer, 529: protocol.ErrOverloaded,
-	}
-	for status, want := range tests {
-		assert.Equal(t, want, KindForStatus(status), "status %d", status)
-	}
-}
-
-func TestKindForType(t *testing.T) {
-	tests := map[string]string{
-		"overloaded_error": protocol.ErrOverloaded, "rate_limit_error": protocol.ErrRateLimit,
-		"api_error": protocol.ErrServer, "timeout_error": protocol.ErrServer, "server_error": protocol.ErrServer,
-		"authentication_error": protocol.ErrAuth, "permission_error": protocol.ErrAuth, "billing_error": protocol.ErrAuth,
-		"invalid_request_error": protocol.ErrRequest, "not_found_error": protocol.ErrRequest,
-		"request_too_large": protocol.ErrRequest, "something_new": "", "": "",
-	}
-	for typ, want := range tests {
-		assert.Equal(t, want, KindForType(typ), "type %q", typ)
-	}
-}
-
 func TestErrorRetryable(t *testing.T) {
 	tests := map[string]struct {
 		give Error

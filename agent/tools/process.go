@@ -53,7 +53,10 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 		cmd.Dir = ws
 	}
 	cmd.Env = procEnv(env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own process group, so the whole tree can be killed; and the shell is killed
+	// with agentrun if agentrun itself dies (what the shell started is not: it runs on
+	// until it ends).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = killGrace
 

@@ -60,7 +60,10 @@ func results(t *testing.T, out string) map[string][2]string {
 	require.NoError(t, err)
 	got := map[string][2]string{}
 	for _, f := range files {
-		var r struct{ SessionID, Status string }
+		var r struct {
+			SessionID string `json:"session_id"`
+			Status    string `json:"status"`
+		}
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(b, &r), f)
@@ -106,8 +109,10 @@ func TestResumeAfterKill(t *testing.T) {
 	var sum struct {
 		Totals   struct{ Sessions, Passed, Reused int }
 		Sessions []struct {
-			Key, SessionID, Status string
-			Reused                 bool
+			Key       string `json:"key"`
+			SessionID string `json:"session_id"`
+			Status    string `json:"status"`
+			Reused    bool   `json:"reused"`
 		}
 	}
 	readJSON(t, filepath.Join(out, "summary.json"), &sum)

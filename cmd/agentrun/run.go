@@ -106,6 +106,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		Format: runner.Format(*format), Stdout: a.Stdout, Progress: progressOut, Interactive: interactive, Color: color,
 		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
 		Environ: a.toolEnviron(), Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(),
+		Compaction: cfg.Compact.config(0),
 	}
 	if cfg.GitHubActions {
 		opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout)
@@ -122,13 +123,20 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := r.Run(sigCtx, spec)
+	interrupted := sigCtx.Err() != nil && ctx.Err() == nil
+	if log.Core().Enabled(zap.DebugLevel) {
+		// Everything the run started must be gone once it returned and the providers
+		// dropped their connections; the report lists what is not.
+		stop()
+		provs.Close()
+		reportGoroutines(log)
+	}
 	if err != nil {
 		if errors.Is(err, runner.ErrLocked) {
 			return usageError{err}
 		}
 		return err
 	}
-	interrupted := sigCtx.Err() != nil && ctx.Err() == nil
 	if *format == string(runner.FormatText) && opts.GitHub == nil {
 		fmt.Fprintf(a.Stdout, "\n%s", sum.Text())
 	}

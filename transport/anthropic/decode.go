@@ -285,7 +285,7 @@ func (d *Decoder) streamError(e *wireError, requestID string) {
 	if e != nil {
 		we = *e
 	}
-	kind := transport.KindForType(we.Type)
+	kind := protocol.KindForType(we.Type)
 	if kind == "" {
 		kind = protocol.ErrServer
 	}

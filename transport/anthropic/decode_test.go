@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,62 +53,10 @@ func errorMessage(err error) protocol.Message {
 	return protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: "read", Message: err.Error()}}
 }
 
-// eventLines renders messages as protocol JSON event lines.
-func eventLines(t *testing.T, msgs []protocol.Message) []string {
-	t.Helper()
-	lines := make([]string, 0, len(msgs))
-	for _, m := range msgs {
-		b, err := protocol.AppendEvent(nil, m, protocol.Envelope{})
-		require.NoError(t, err)
-		lines = append(lines, string(b))
-	}
-	return lines
-}
-
-// serve fetches body from a loopback server that writes it in 1-7 byte chunks and
-// returns the response body, closed when the test ends.
-func serve(t *testing.T, body []byte) io.Reader {
-	t.Helper()
-	srv := transporttest.NewServer(t, transporttest.Response{Body: body})
-	resp, err := srv.Client().Get(srv.URL)
-	require.NoError(t, err)
-	t.Cleanup(func() { resp.Body.Close() })
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	return resp.Body
-}
-
+// TestDecode checks the decoder against every testdata/TestDecode/<case>.sse and its
+// <case>.golden.jsonl.
 func TestDecode(t *testing.T) {
-	fixtures, err := filepath.Glob(filepath.Join("testdata", "TestDecode", "*.sse"))
-	require.NoError(t, err)
-	require.NotEmpty(t, fixtures)
-	for _, path := range fixtures {
-		name := strings.TrimSuffix(filepath.Base(path), ".sse")
-		t.Run(name, func(t *testing.T) {
-			in, err := os.ReadFile(path)
-			require.NoError(t, err)
-			got := eventLines(t, decodeAll(t, serve(t, in)))
-
-			golden := strings.TrimSuffix(path, ".sse") + ".golden.jsonl"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(strings.Join(got, "\n")+"\n"), 0o644))
-			}
-			raw, err := os.ReadFile(golden)
-			require.NoError(t, err, "run with -update to create the golden file")
-			want := strings.Split(strings.TrimSpace(string(raw)), "\n")
-			require.Len(t, got, len(want), "messages:\n%s", strings.Join(got, "\n"))
-			for i := range want {
-				assert.JSONEq(t, want[i], got[i], "message %d", i)
-			}
-
-			// The same bytes read in memory, one byte and half a buffer at a time.
-			for rname, r := range map[string]io.Reader{
-				"one byte": iotest.OneByteReader(bytes.NewReader(in)),
-				"half":     iotest.HalfReader(bytes.NewReader(in)),
-			} {
-				assert.Equal(t, got, eventLines(t, decodeAll(t, r)), rname)
-			}
-		})
-	}
+	transporttest.DecodeGolden(t, filepath.Join("testdata", "TestDecode"), anthropic.New(anthropic.Config{}).NewDecoder, *update)
 }
 
 // streamWith builds a minimal stream ending with the given message_delta stop reason.

@@ -1,12 +1,10 @@
 package anthropic_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport/anthropic"
+	"github.com/agentrun/agentrun/transport/transporttest"
 )
 
 var editSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"]}`)
@@ -78,16 +77,7 @@ func TestRequestBody(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, json.Valid(body))
 
-			golden := filepath.Join("testdata", "TestRequestBody", name+".json")
-			if *update {
-				var pretty bytes.Buffer
-				require.NoError(t, json.Indent(&pretty, body, "", "  "))
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, append(pretty.Bytes(), '\n'), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run with -update to create the golden file")
-			assert.JSONEq(t, string(want), string(body))
+			transporttest.AssertGoldenJSON(t, filepath.Join("testdata", "TestRequestBody", name+".json"), body, *update)
 
 			assert.LessOrEqual(t, strings.Count(string(body), `"cache_control"`), 4, "at most four cache breakpoints")
 			assert.NotContains(t, string(body), `{"type":"text","text":""}`, "no empty text blocks")

@@ -3,13 +3,13 @@ package anthropic_test
 import (
 	"bytes"
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
 	"github.com/agentrun/agentrun/transport/anthropic"
+	"github.com/agentrun/agentrun/transport/transporttest"
 )
 
 // FuzzDecode feeds arbitrary bodies to the decoder: it never panics, fails only with a
@@ -17,17 +17,7 @@ import (
 // when it reports no error, and emits output linear in its input (encoding/json turns
 // each invalid UTF-8 byte into a 3-byte U+FFFD).
 func FuzzDecode(f *testing.F) {
-	fixtures, err := filepath.Glob(filepath.Join("testdata", "TestDecode", "*.sse"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, p := range fixtures {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	transporttest.AddDecodeSeeds(f, filepath.Join("testdata", "TestDecode"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d := anthropic.NewDecoder(bytes.NewReader(in))
 		var msgs []protocol.Message

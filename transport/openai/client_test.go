@@ -114,10 +114,10 @@ func TestClientStream(t *testing.T) {
 			var got []string
 			for m := range client.Stream(context.Background(), protocol.Request{Model: "gpt-4.1-mini",
 				Messages: []protocol.Turn{protocol.UserText("hi")}}) {
-				got = append(got, eventLine(t, m))
+				got = append(got, transporttest.EventLine(t, m))
 			}
 
-			assertJSONLines(t, tt.want, got)
+			transporttest.AssertEventLines(t, tt.want, got)
 			received := srv.Received()
 			assert.Len(t, received, tt.wantRequests)
 			for _, r := range received {

@@ -1,16 +1,12 @@
 package openai
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport/openai/wire"
 )
-
-// emptySchema is the parameters of a tool that declares no input schema.
-var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // ErrorPrefix starts the content of a tool message whose result is an error: Chat has
 // no is_error flag, so the model learns it from the text.
@@ -79,7 +75,7 @@ func assistantMessage(t protocol.Turn, echo bool) chatMessage {
 			}
 		case protocol.BlockToolUse:
 			calls = append(calls, chatToolCall{ID: b.ID, Type: "function",
-				Function: chatFunction{Name: b.Name, Arguments: arguments(b.Input)}})
+				Function: chatFunction{Name: b.Name, Arguments: wire.Arguments(b.Input)}})
 		}
 	}
 	m := chatMessage{Role: "assistant", ToolCalls: calls}
@@ -93,15 +89,6 @@ func assistantMessage(t protocol.Turn, echo bool) chatMessage {
 	return m
 }
 
-// arguments returns a tool input as the JSON string Chat expects; no input is "{}".
-func arguments(input json.RawMessage) string {
-	in := bytes.TrimSpace(input)
-	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
-		return "{}"
-	}
-	return string(in)
-}
-
 // convertTools describes the tools as Chat function tools.
 func convertTools(specs []protocol.ToolSpec) []chatTool {
 	if len(specs) == 0 {
@@ -109,12 +96,8 @@ func convertTools(specs []protocol.ToolSpec) []chatTool {
 	}
 	tools := make([]chatTool, 0, len(specs))
 	for _, s := range specs {
-		params := s.InputSchema
-		if len(bytes.TrimSpace(params)) == 0 {
-			params = emptySchema
-		}
 		tools = append(tools, chatTool{Type: "function",
-			Function: chatToolSpec{Name: s.Name, Description: s.Description, Parameters: params}})
+			Function: chatToolSpec{Name: s.Name, Description: s.Description, Parameters: wire.Parameters(s.InputSchema)}})
 	}
 	return tools
 }

@@ -10,12 +10,9 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/openai/wire"
 	"github.com/agentrun/agentrun/transport/sse"
 )
-
-// maxHead is how much of a body the decoder keeps until the first data event, to
-// recognise a 200 response whose body is a bare JSON error.
-const maxHead = 64 << 10
 
 // Decoder turns a Chat Completions chunk stream into protocol messages. It yields text
 // and thinking deltas as they arrive, each complete tool call (in index order) once a
@@ -28,7 +25,7 @@ const maxHead = 64 << 10
 // with a classified *transport.Error. It is not safe for concurrent use.
 type Decoder struct {
 	events *sse.Decoder
-	head   *headReader
+	head   *wire.HeadReader // the body until the first data event
 
 	queue []protocol.Message // queue[qi:] is not yet yielded
 	qi    int
@@ -56,7 +53,7 @@ type call struct {
 
 // NewDecoder returns a decoder reading the response body r.
 func NewDecoder(r io.Reader) *Decoder {
-	h := &headReader{r: r}
+	h := wire.NewHeadReader(r)
 	return &Decoder{events: sse.NewDecoder(h), head: h, byIndex: map[int]*call{}}
 }
 
@@ -98,24 +95,25 @@ func (d *Decoder) step() {
 	}
 	if !d.sawData {
 		d.sawData = true
-		d.head.stop()
+		d.head.Stop()
 	}
 	if bytes.HasPrefix(data, []byte("[DONE]")) {
 		d.complete()
 		return
 	}
 	if ev.Type == "error" {
-		d.err = eventError(data).transportError()
+		d.err = transportError(eventError(data))
 		return
 	}
 	var c chunk
 	if err := json.Unmarshal(data, &c); err != nil {
-		d.err = &transport.Error{Kind: protocol.ErrStream, Message: "decode chunk: " + jsonProblem(err) + ": " + clip(data)}
+		d.err = &transport.Error{Kind: protocol.ErrStream,
+			Message: "decode chunk: " + wire.JSONProblem(err, "a chunk") + ": " + wire.Clip(data)}
 		return
 	}
 	if c.isError() {
-		e, _ := parseAPIError(data)
-		d.err = e.transportError()
+		e, _ := wire.ParseErrorOrDetail(data) // an error chunk always has a shape it reads
+		d.err = transportError(e)
 		return
 	}
 	if c.Usage != nil {
@@ -131,33 +129,17 @@ func (d *Decoder) step() {
 
 // eventError reads the payload of an "event: error" SSE event, which some servers send
 // instead of an error chunk: an error body, a bare {"message",...} object, or text.
-func eventError(data []byte) apiError {
-	if e, ok := parseAPIError(data); ok {
+func eventError(data []byte) wire.APIError {
+	if e, ok := wire.ParseErrorOrDetail(data); ok {
 		return e
 	}
-	var o errorObject
+	var o wire.ErrorObject
 	if err := json.Unmarshal(data, &o); err == nil {
-		if e := fromParts(o.Message, o.Type, o.Code); e.Message != "" {
+		if e := o.APIError(); e.Message != "" {
 			return e
 		}
 	}
-	return apiError{Message: clip(data)}
-}
-
-// jsonProblem names what is wrong with a payload without repeating it.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return "invalid JSON at offset " + strconv.FormatInt(se.Offset, 10)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return "not a chunk object"
-		}
-		return "unexpected type of " + te.Field
-	}
-	return "invalid JSON"
+	return wire.APIError{Message: wire.Clip(data)}
 }
 
 // apply queues the output of the first choice.
@@ -256,7 +238,7 @@ func appendArguments(dst []byte, raw json.RawMessage) []byte {
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return dst
 	}
-	if s, ok := jsonString(raw); ok {
+	if s, ok := wire.JSONString(raw); ok {
 		return append(dst, s...)
 	}
 	return append(dst, raw...)
@@ -313,12 +295,12 @@ func (d *Decoder) end() {
 	}
 	msg := "stream ended without [DONE]"
 	if !d.sawData {
-		if e, ok := parseAPIError(d.head.buf); ok {
-			d.err = e.transportError()
+		if e, ok := wire.ParseErrorOrDetail(d.head.Head()); ok {
+			d.err = transportError(e)
 			return
 		}
-		if len(bytes.TrimSpace(d.head.buf)) > 0 {
-			msg += "; body: " + clip(d.head.buf)
+		if len(bytes.TrimSpace(d.head.Head())) > 0 {
+			msg += "; body: " + wire.Clip(d.head.Head())
 		}
 	}
 	d.err = &transport.Error{Kind: protocol.ErrStream, Message: msg}
@@ -359,26 +341,4 @@ func normalizeUsage(u usage) protocol.Usage {
 		Output:    max(u.CompletionTokens, 0),
 		CacheRead: cached,
 	}
-}
-
-// headReader keeps the first bytes of a body until stop is called.
-type headReader struct {
-	r       io.Reader
-	buf     []byte
-	stopped bool
-}
-
-func (h *headReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	if !h.stopped {
-		if room := maxHead - len(h.buf); room > 0 {
-			h.buf = append(h.buf, p[:min(n, room)]...)
-		}
-	}
-	return n, err
-}
-
-func (h *headReader) stop() {
-	h.stopped = true
-	h.buf = nil
 }

@@ -1,20 +1,13 @@
 package openai_test
 
 import (
-	"errors"
 	"flag"
-	"net/http"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/agentrun/agentrun/protocol"
-	"github.com/agentrun/agentrun/transport"
 	"github.com/agentrun/agentrun/transport/openai"
 	"github.com/agentrun/agentrun/transport/transporttest"
 )
@@ -23,116 +16,10 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// TestDecode serves every testdata/TestDecode/<case>.sse over loopback HTTP in 1–7
-// byte writes and compares the decoded messages, plus the final error if any, with
+// TestDecode checks the decoder against every testdata/TestDecode/<case>.sse and its
 // <case>.golden.jsonl.
 func TestDecode(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "TestDecode", "*.sse"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, file := range files {
-		name := strings.TrimSuffix(filepath.Base(file), ".sse")
-		t.Run(name, func(t *testing.T) {
-			body, err := os.ReadFile(file)
-			require.NoError(t, err)
-			srv := transporttest.NewServer(t, transporttest.Response{Body: body})
-
-			got := decodeURL(t, srv.URL)
-
-			golden := strings.TrimSuffix(file, ".sse") + ".golden.jsonl"
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(strings.Join(got, "\n")+"\n"), 0o644))
-			}
-			assertJSONLines(t, readLines(t, golden), got)
-		})
-	}
-}
-
-// decodeURL fetches url and decodes the body, returning one event line per message and
-// a last error line when the decoder failed.
-func decodeURL(t *testing.T, url string) []string {
-	t.Helper()
-	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	t.Cleanup(client.CloseIdleConnections)
-	resp, err := client.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	return drain(t, openai.NewDecoder(resp.Body))
-}
-
-func drain(t *testing.T, d transport.Decoder) []string {
-	t.Helper()
-	var lines []string
-	for d.Next() {
-		lines = append(lines, eventLine(t, d.Message()))
-	}
-	if err := d.Err(); err != nil {
-		var te *transport.Error
-		require.True(t, errors.As(err, &te), "error %v is not a *transport.Error", err)
-		lines = append(lines, eventLine(t, protocol.Message{Kind: protocol.KindError, Err: te.Protocol()}))
-	}
-	return lines
-}
-
-func eventLine(t *testing.T, m protocol.Message) string {
-	t.Helper()
-	b, err := protocol.AppendEvent(nil, m, protocol.Envelope{})
-	require.NoError(t, err)
-	return string(b)
-}
-
-func readLines(t *testing.T, path string) []string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err, "run with -update to create it")
-	var lines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, l)
-		}
-	}
-	return lines
-}
-
-func assertJSONLines(t *testing.T, want, got []string) {
-	t.Helper()
-	require.Len(t, got, len(want), "got:\n%s", strings.Join(got, "\n"))
-	for i := range want {
-		assert.JSONEq(t, want[i], got[i], "line %d", i+1)
-	}
-}
-
-// TestDecodeInvariants checks, for every fixture, what any stream must satisfy: a
-// clean end has exactly one stop, last, right after one usage; an error end has none.
-func TestDecodeInvariants(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "TestDecode", "*.sse"))
-	require.NoError(t, err)
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			f, err := os.Open(file)
-			require.NoError(t, err)
-			defer f.Close()
-			d := openai.NewDecoder(f)
-			var kinds []protocol.Kind
-			for d.Next() {
-				kinds = append(kinds, d.Message().Kind)
-			}
-			stops := 0
-			for _, k := range kinds {
-				if k == protocol.KindStop {
-					stops++
-				}
-			}
-			if d.Err() != nil {
-				assert.Zero(t, stops)
-				return
-			}
-			require.GreaterOrEqual(t, len(kinds), 2)
-			assert.Equal(t, 1, stops)
-			assert.Equal(t, protocol.KindStop, kinds[len(kinds)-1])
-			assert.Equal(t, protocol.KindUsage, kinds[len(kinds)-2])
-		})
-	}
+	transporttest.DecodeGolden(t, filepath.Join("testdata", "TestDecode"), openai.New(openai.Config{}).NewDecoder, *update)
 }
 
 func TestErrorMessage(t *testing.T) {

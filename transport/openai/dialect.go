@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/openai/wire"
 )
 
 // DefaultBaseURL is the OpenAI API root used when Config.BaseURL is empty.
@@ -80,15 +81,7 @@ func (d *Dialect) NewRequest(ctx context.Context, req protocol.Request) (*http.R
 	if err != nil {
 		return nil, fmt.Errorf("new chat request: %w", err)
 	}
-	h := hreq.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "text/event-stream")
-	if d.cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+d.cfg.APIKey)
-	}
-	for k, v := range d.cfg.Headers {
-		h.Set(k, v)
-	}
+	wire.SetHeaders(hreq.Header, d.cfg.APIKey, d.cfg.Headers)
 	return hreq, nil
 }
 
@@ -136,13 +129,6 @@ func (d *Dialect) NewDecoder(body io.Reader) transport.Decoder { return NewDecod
 // {"error":"text"}, vLLM's flat {"object":"error","message",…} and FastAPI's
 // {"detail":"text"}. It returns "" for a body of no known shape.
 func (d *Dialect) ErrorMessage(body []byte) (msg, typ string) {
-	e, ok := parseAPIError(body)
-	if !ok {
-		return "", ""
-	}
-	typ = e.Type
-	if typ == "" {
-		typ = e.Code
-	}
-	return e.Message, typ
+	e, _ := wire.ParseErrorOrDetail(body) // no known shape: the zero APIError, so ""
+	return e.Message, e.TypeOrCode()
 }

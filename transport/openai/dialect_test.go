@@ -1,12 +1,10 @@
 package openai_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -15,6 +13,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport/openai"
+	"github.com/agentrun/agentrun/transport/transporttest"
 )
 
 var (
@@ -118,17 +117,7 @@ func TestNewRequest(t *testing.T) {
 			got, err := io.ReadAll(hreq.Body)
 			require.NoError(t, err)
 
-			golden := filepath.Join("testdata", "TestNewRequest", tt.name+".json")
-			if *update {
-				var buf bytes.Buffer
-				require.NoError(t, json.Indent(&buf, got, "", "  "))
-				buf.WriteByte('\n')
-				require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				require.NoError(t, os.WriteFile(golden, buf.Bytes(), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run with -update to create it")
-			assert.JSONEq(t, string(want), string(got))
+			transporttest.AssertGoldenJSON(t, filepath.Join("testdata", "TestNewRequest", tt.name+".json"), got, *update)
 		})
 	}
 }

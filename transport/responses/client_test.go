@@ -97,10 +97,10 @@ func TestClientStream(t *testing.T) {
 			var got []string
 			for m := range client.Stream(context.Background(), protocol.Request{Model: "gpt-5.4",
 				Messages: []protocol.Turn{protocol.UserText("hi")}}) {
-				got = append(got, eventLine(t, m))
+				got = append(got, transporttest.EventLine(t, m))
 			}
 
-			assertJSONLines(t, tt.want, got)
+			transporttest.AssertEventLines(t, tt.want, got)
 			received := srv.Received()
 			assert.Len(t, received, tt.wantRequests)
 			for _, r := range received {

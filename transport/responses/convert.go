@@ -1,16 +1,12 @@
 package responses
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport/openai/wire"
 )
-
-// emptySchema is the parameters of a tool that declares no input schema.
-var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // ErrorPrefix starts the output of a failed tool call: function_call_output has no
 // error flag, so the model learns it from the text.
@@ -34,7 +30,7 @@ func convertInput(turns []protocol.Turn) ([]inputItem, error) {
 			case protocol.BlockToolUse:
 				if t.Role == protocol.RoleAssistant {
 					calls = append(calls, inputItem{Type: "function_call", CallID: b.ID, Name: b.Name,
-						Arguments: arguments(b.Input)})
+						Arguments: wire.Arguments(b.Input)})
 				}
 			case protocol.BlockToolResult:
 				if t.Role == protocol.RoleUser {
@@ -64,15 +60,6 @@ func convertInput(turns []protocol.Turn) ([]inputItem, error) {
 	return items, nil
 }
 
-// arguments returns a tool input as a JSON string; no input is "{}".
-func arguments(input json.RawMessage) string {
-	in := bytes.TrimSpace(input)
-	if len(in) == 0 || bytes.Equal(in, []byte("null")) {
-		return "{}"
-	}
-	return string(in)
-}
-
 // convertTools describes the tools as Responses function tools.
 func convertTools(specs []protocol.ToolSpec) []tool {
 	if len(specs) == 0 {
@@ -80,11 +67,8 @@ func convertTools(specs []protocol.ToolSpec) []tool {
 	}
 	tools := make([]tool, 0, len(specs))
 	for _, s := range specs {
-		params := s.InputSchema
-		if len(bytes.TrimSpace(params)) == 0 {
-			params = emptySchema
-		}
-		tools = append(tools, tool{Type: "function", Name: s.Name, Description: s.Description, Parameters: params})
+		tools = append(tools, tool{Type: "function", Name: s.Name, Description: s.Description,
+			Parameters: wire.Parameters(s.InputSchema)})
 	}
 	return tools
 }

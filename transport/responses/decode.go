@@ -10,12 +10,9 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/openai/wire"
 	"github.com/agentrun/agentrun/transport/sse"
 )
-
-// maxHead is how much of a body the decoder keeps until the first event, to recognise
-// a 200 response whose body is a bare JSON error.
-const maxHead = 64 << 10
 
 // Decoder turns a Responses API event stream into protocol messages: text and thinking
 // (raw reasoning or reasoning summaries) deltas as they arrive, each function call
@@ -26,7 +23,7 @@ const maxHead = 64 << 10
 // concurrent use.
 type Decoder struct {
 	events *sse.Decoder
-	head   *headReader
+	head   *wire.HeadReader // the body until the first event
 
 	queue []protocol.Message // queue[qi:] is not yet yielded
 	qi    int
@@ -54,7 +51,7 @@ type fnCall struct {
 
 // NewDecoder returns a decoder reading the response body r.
 func NewDecoder(r io.Reader) *Decoder {
-	h := &headReader{r: r}
+	h := wire.NewHeadReader(r)
 	return &Decoder{events: sse.NewDecoder(h), head: h, byItem: map[string]*fnCall{}, byOutput: map[int]*fnCall{}}
 }
 
@@ -93,17 +90,18 @@ func (d *Decoder) step() {
 	}
 	if !d.sawEvent {
 		d.sawEvent = true
-		d.head.stop()
+		d.head.Stop()
 	}
 	var et eventType
 	if err := json.Unmarshal(data, &et); err != nil {
-		d.err = &transport.Error{Kind: protocol.ErrStream, Message: "decode event: " + jsonProblem(err) + ": " + clip(data)}
+		d.err = &transport.Error{Kind: protocol.ErrStream,
+			Message: "decode event: " + wire.JSONProblem(err, "an event") + ": " + wire.Clip(data)}
 		return
 	}
 	typ := et.Type
 	if typ == "" {
-		if e, ok := parseAPIError(data); ok {
-			d.err = e.transportError("error")
+		if e, ok := wire.ParseError(data); ok {
+			d.err = transportError(e, "error")
 			return
 		}
 		typ = ev.Type
@@ -113,7 +111,7 @@ func (d *Decoder) step() {
 	}
 	var e event
 	if err := json.Unmarshal(data, &e); err != nil {
-		d.err = &transport.Error{Kind: protocol.ErrStream, Message: "decode " + typ + ": " + jsonProblem(err)}
+		d.err = &transport.Error{Kind: protocol.ErrStream, Message: "decode " + typ + ": " + wire.JSONProblem(err, "an event")}
 		return
 	}
 	d.apply(typ, &e)
@@ -192,17 +190,17 @@ func (d *Decoder) apply(typ string, e *event) {
 		}
 		d.finish(e, reason)
 	case "response.failed":
-		var ae apiError
+		var ae wire.APIError
 		if e.Response != nil && e.Response.Error != nil {
-			ae = e.Response.Error.apiError()
+			ae = e.Response.Error.APIError()
 		}
-		d.err = ae.transportError("response failed")
+		d.err = transportError(ae, "response failed")
 	case "error":
-		o := e.errorObject
+		o := e.ErrorObject
 		if e.Error != nil {
 			o = *e.Error
 		}
-		d.err = o.apiError().transportError("error event")
+		d.err = transportError(o.APIError(), "error event")
 	}
 }
 
@@ -310,12 +308,12 @@ func (d *Decoder) end() {
 	}
 	msg := "stream ended without response.completed"
 	if !d.sawEvent {
-		if e, ok := parseAPIError(d.head.buf); ok {
-			d.err = e.transportError("error")
+		if e, ok := wire.ParseError(d.head.Head()); ok {
+			d.err = transportError(e, "error")
 			return
 		}
-		if len(bytes.TrimSpace(d.head.buf)) > 0 {
-			msg += "; body: " + clip(d.head.buf)
+		if len(bytes.TrimSpace(d.head.Head())) > 0 {
+			msg += "; body: " + wire.Clip(d.head.Head())
 		}
 	}
 	d.err = &transport.Error{Kind: protocol.ErrStream, Message: msg}
@@ -334,42 +332,4 @@ func normalizeUsage(u usage) protocol.Usage {
 		Output:    max(u.OutputTokens, 0),
 		CacheRead: cached,
 	}
-}
-
-// jsonProblem names what is wrong with a payload without repeating it.
-func jsonProblem(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return "invalid JSON at offset " + strconv.FormatInt(se.Offset, 10)
-	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		if te.Field == "" {
-			return "not an event object"
-		}
-		return "unexpected type of " + te.Field
-	}
-	return "invalid JSON"
-}
-
-// headReader keeps the first bytes of a body until stop is called.
-type headReader struct {
-	r       io.Reader
-	buf     []byte
-	stopped bool
-}
-
-func (h *headReader) Read(p []byte) (int, error) {
-	n, err := h.r.Read(p)
-	if !h.stopped {
-		if room := maxHead - len(h.buf); room > 0 {
-			h.buf = append(h.buf, p[:min(n, room)]...)
-		}
-	}
-	return n, err
-}
-
-func (h *headReader) stop() {
-	h.stopped = true
-	h.buf = nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/openai/wire"
 )
 
 // DefaultBaseURL is the OpenAI API root used when Config.BaseURL is empty.
@@ -76,15 +77,7 @@ func (d *Dialect) NewRequest(ctx context.Context, req protocol.Request) (*http.R
 	if err != nil {
 		return nil, fmt.Errorf("new responses request: %w", err)
 	}
-	h := hreq.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("Accept", "text/event-stream")
-	if d.cfg.APIKey != "" {
-		h.Set("Authorization", "Bearer "+d.cfg.APIKey)
-	}
-	for k, v := range d.cfg.Headers {
-		h.Set(k, v)
-	}
+	wire.SetHeaders(hreq.Header, d.cfg.APIKey, d.cfg.Headers)
 	return hreq, nil
 }
 
@@ -95,13 +88,6 @@ func (d *Dialect) NewDecoder(body io.Reader) transport.Decoder { return NewDecod
 // error body: {"error":{"message","type","code"}}, {"error":"text"} or the flat
 // {"message","type","code"}. It returns "" for a body of no known shape.
 func (d *Dialect) ErrorMessage(body []byte) (msg, typ string) {
-	e, ok := parseAPIError(body)
-	if !ok {
-		return "", ""
-	}
-	typ = e.Type
-	if typ == "" {
-		typ = e.Code
-	}
-	return e.Message, typ
+	e, _ := wire.ParseError(body) // no known shape: the zero APIError, so ""
+	return e.Message, e.TypeOrCode()
 }

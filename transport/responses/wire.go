@@ -1,6 +1,10 @@
 package responses
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agentrun/agentrun/transport/openai/wire"
+)
 
 // request is the body of POST /responses.
 type request struct {
@@ -57,15 +61,15 @@ type event struct {
 	Arguments    *string `json:"arguments"`
 	Item         *item   `json:"item"`
 	Response     *struct {
-		Usage             *usage       `json:"usage"`
-		Error             *errorObject `json:"error"`
+		Usage             *usage            `json:"usage"`
+		Error             *wire.ErrorObject `json:"error"`
 		IncompleteDetails *struct {
 			Reason string `json:"reason"`
 		} `json:"incomplete_details"`
 	} `json:"response"`
 	// The top-level error event has its members at the top, or nested in error.
-	Error *errorObject `json:"error"`
-	errorObject
+	Error *wire.ErrorObject `json:"error"`
+	wire.ErrorObject
 }
 
 // item is an output item; only function_call items matter here.

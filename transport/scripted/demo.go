@@ -96,9 +96,9 @@ func jsonObject(kv ...string) string {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		buf = appendString(buf, kv[i])
+		buf = protocol.AppendJSONString(buf, kv[i])
 		buf = append(buf, ':')
-		buf = appendString(buf, kv[i+1])
+		buf = protocol.AppendJSONString(buf, kv[i+1])
 	}
 	return string(append(buf, '}'))
 }

@@ -186,3 +186,25 @@ func TestEquivalenceCut(t *testing.T) {
 		})
 	}
 }
+
+// TestEquivalenceErrorEvent checks that a mid-stream error event fails in process with
+// the kind the transport gives it over HTTP, in every format.
+func TestEquivalenceErrorEvent(t *testing.T) {
+	for _, typ := range []string{"overloaded_error", "model_not_found", "invalid_prompt", "teapot_error"} {
+		for _, d := range dialects {
+			t.Run(typ+"/"+d.name, func(t *testing.T) {
+				t.Parallel()
+				m := scripted.New(scripted.Options{Default: mustParse(t, "steps:\n  - text: hi\n    fault: {error_event: "+typ+"}\n")})
+				c := clients(t, m, transport.Options{MaxAttempts: 1})[d.name]
+				req := protocol.Request{Model: "scripted", Messages: []protocol.Turn{user("go")}}
+				got := collect(c.Stream(t.Context(), req))
+
+				want := collect(scripted.New(scripted.Options{Default: mustParse(t, "steps:\n  - text: hi\n    fault: {error_event: "+typ+"}\n")}).
+					Stream(t.Context(), req))
+				require.Equal(t, protocol.KindError, last(want).Kind)
+				require.Equal(t, protocol.KindError, last(got).Kind)
+				assert.Equal(t, last(got).Err.Kind, last(want).Err.Kind)
+			})
+		}
+	}
+}

@@ -10,40 +10,6 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 )
 
-// kindForStatus classifies an HTTP status the way the transport does.
-func kindForStatus(status int) string {
-	switch {
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		return protocol.ErrAuth
-	case status == http.StatusRequestTimeout:
-		return protocol.ErrTimeout
-	case status == http.StatusTooManyRequests:
-		return protocol.ErrRateLimit
-	case status == 529:
-		return protocol.ErrOverloaded
-	case status == http.StatusConflict || status >= 500:
-		return protocol.ErrServer
-	}
-	return protocol.ErrRequest
-}
-
-// kindForType classifies a provider error type word the way the transport does; a
-// word it does not know is a server error.
-func kindForType(typ string) string {
-	switch typ {
-	case "overloaded_error", "overloaded":
-		return protocol.ErrOverloaded
-	case "rate_limit_error", "rate_limit_exceeded", "requests", "tokens":
-		return protocol.ErrRateLimit
-	case "authentication_error", "permission_error", "invalid_api_key", "billing_error", "insufficient_quota":
-		return protocol.ErrAuth
-	case "invalid_request_error", "not_found_error", "request_too_large", "context_length_exceeded",
-		"BadRequestError", "invalid_request", "unsupported_parameter":
-		return protocol.ErrRequest
-	}
-	return protocol.ErrServer
-}
-
 // anthropicType is the Anthropic error type of an HTTP status.
 func anthropicType(status int) string {
 	switch status {
@@ -154,12 +120,12 @@ func errorBody(f format, status int, msg, requestID string) []byte {
 
 // statusFailure is the error the transport reports for a status fault.
 func statusFailure(f *Fault) protocol.Error {
-	kind := kindForStatus(f.Status)
+	kind := protocol.KindForStatus(f.Status)
 	msg, typ := statusText(f.Status), ""
 	if f.Body != "" {
 		msg, typ = bodyMessage([]byte(f.Body))
 	}
-	if kind == protocol.ErrServer && typ != "" && kindForType(typ) == protocol.ErrOverloaded {
+	if kind == protocol.ErrServer && protocol.KindForType(typ) == protocol.ErrOverloaded {
 		kind = protocol.ErrOverloaded
 	}
 	return protocol.Error{Kind: kind, Message: fmt.Sprintf("HTTP %d: %s", f.Status, msg)}
@@ -204,7 +170,11 @@ func midStreamFailure(f *Fault) protocol.Error {
 	case FaultEOF:
 		return protocol.Error{Kind: protocol.ErrStream, Message: "read stream: stream ended without its terminal event (scripted fault)"}
 	case FaultErrorEvent:
-		return protocol.Error{Kind: kindForType(f.ErrorType), Message: errorEventMessage(f.ErrorType)}
+		kind := protocol.KindForType(f.ErrorType)
+		if kind == "" {
+			kind = protocol.ErrServer // as the transport classifies an error event of an unknown type
+		}
+		return protocol.Error{Kind: kind, Message: errorEventMessage(f.ErrorType)}
 	case FaultStatus, FaultPanic:
 	}
 	return protocol.Error{Kind: protocol.ErrInternal, Message: "scripted: fault " + f.Kind.String() + " is not a mid-stream fault"}

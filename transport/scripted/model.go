@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"hash"
 	"iter"
 	"sync"
@@ -91,7 +90,7 @@ func (m *Model) Stream(ctx context.Context, req protocol.Request) iter.Seq[proto
 			panic("scripted: " + r.fault.Message)
 		}
 		if err := wait(ctx, m.opts.FirstByte); err != nil {
-			yield(cancelMessage(ctx))
+			yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
 			return
 		}
 		if r.fault != nil && r.fault.Kind == FaultStatus {
@@ -103,7 +102,7 @@ func (m *Model) Stream(ctx context.Context, req protocol.Request) iter.Seq[proto
 			for range u.ticks() {
 				if ticks > 0 {
 					if err := wait(ctx, m.opts.ChunkDelay); err != nil {
-						yield(cancelMessage(ctx))
+						yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
 						return
 					}
 				}
@@ -215,17 +214,4 @@ func wait(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// cancelMessage reports why ctx ended, as the HTTP transport does.
-func cancelMessage(ctx context.Context) protocol.Message {
-	kind := protocol.ErrCancelled
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		kind = protocol.ErrTimeout
-	}
-	msg := "request cancelled"
-	if cause := context.Cause(ctx); cause != nil {
-		msg = cause.Error()
-	}
-	return protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: kind, Message: msg}}
 }

@@ -5,9 +5,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // toJSON appends the compact JSON form of YAML node n to buf, keeping the key order
@@ -35,7 +36,7 @@ func (p *parser) toJSON(buf []byte, n *yaml.Node, field string) ([]byte, error) 
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = appendString(buf, k.Value)
+			buf = protocol.AppendJSONString(buf, k.Value)
 			buf = append(buf, ':')
 			var err error
 			p.path = append(p.path, pathSeg{key: k.Value})
@@ -100,7 +101,7 @@ func (p *parser) scalarJSON(buf []byte, n *yaml.Node, field string) ([]byte, err
 		}
 		return append(buf, b...), nil
 	}
-	return appendString(buf, n.Value), nil
+	return protocol.AppendJSONString(buf, n.Value), nil
 }
 
 // pathSeg is one step of a tool-input path: a key, or an index of a list.
@@ -122,62 +123,6 @@ func (p *parser) at(field string) string {
 		}
 	}
 	return b.String()
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string the way encoding/json writes it, except
-// that <, > and & stay as they are.
-func appendString(buf []byte, s string) []byte {
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				buf = append(buf, '\\', c)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			case '\b':
-				buf = append(buf, '\\', 'b')
-			case '\f':
-				buf = append(buf, '\\', 'f')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
 }
 
 // isJSONNumber reports whether s is a number in JSON's grammar.

@@ -1,5 +1,6 @@
 // Package transporttest serves recorded provider streams over real loopback HTTP for
-// tests, in small writes that split lines and multibyte characters anywhere.
+// tests, in small writes that split lines and multibyte characters anywhere, and runs
+// the golden-file and fuzz checks every provider's decoder must pass.
 package transporttest
 
 import (

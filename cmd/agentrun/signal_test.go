@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/protocol"
+)
+
+// signalDeadline is how soon an interrupted run must have exited with every result and
+// summary written; GitHub Actions allows about ten seconds before SIGKILL.
+const signalDeadline = 5 * time.Second
+
+// startAgentrun starts the binary in the background with env; the test kills it if it
+// is still running at the end.
+func startAgentrun(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd = exec.Command(agentrunBin, args...)
+	cmd.Env = env
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd, stdout, stderr
+}
+
+// streamsWith counts the sessions under out whose stream.jsonl holds s.
+func streamsWith(out, s string) int {
+	files, _ := filepath.Glob(filepath.Join(out, "sessions", "*", "stream.jsonl"))
+	n := 0
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(s)) {
+			n++
+		}
+	}
+	return n
+}
+
+// resultFiles reads every session's result.json under out, by session key.
+func resultFiles(t *testing.T, out string) map[string]protocol.Result {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(out, "sessions", "*", "result.json"))
+	require.NoError(t, err)
+	got := map[string]protocol.Result{}
+	for _, f := range files {
+		var r protocol.Result
+		readJSON(t, f, &r)
+		require.NotEmpty(t, r.SessionID, f)
+		got[filepath.Base(filepath.Dir(f))] = r
+	}
+	return got
+}
+
+// exitCode waits for cmd and returns its exit code.
+func exitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	err := cmd.Wait()
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	return ee.ExitCode()
+}
+
+// TestSignalTerm sends SIGTERM to a run whose 100 sessions all have a tool running:
+// within five seconds the run exits 130, every session has a cancelled result (or a
+// finished one), the summaries exist, and no tool process is left.
+func TestSignalTerm(t *testing.T) {
+	skipShort(t)
+	sec := newSecrets(t)
+	marker := newMarker(t, "signal-term")
+	out := filepath.Join(t.TempDir(), "out")
+	cmd, stdout, stderr := startAgentrun(t, runEnv(t, sec, "", marker),
+		runArgs(filepath.Join(e2eDir, "signal-term.yaml"), out)...)
+	waitFor(t, "every session's tool to start", func() bool {
+		return streamsWith(out, `"type":"tool_call"`) == e2eSessions
+	})
+	// The scan that must find nothing after the run sees the tools while they run.
+	waitFor(t, "every tool process", func() bool { return len(markerProcesses(t, marker)) >= e2eSessions })
+
+	sent := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	code := exitCode(t, cmd)
+	took := time.Since(sent)
+	t.Logf("exited %s after SIGTERM", took.Round(time.Millisecond))
+	assert.Equal(t, exitInterrupted, code, "stderr:\n%s", lastLines(stderr.String(), 20))
+	assert.Less(t, took, signalDeadline, "results and summaries are written within five seconds")
+	assertNoProcesses(t, marker)
+	assertNoGoroutines(t, stderr.String())
+
+	sessions, sum := verifyRun(t, out, e2eSessions)
+	for key, s := range sessions {
+		assert.Contains(t, []protocol.Status{protocol.StatusCancelled, protocol.StatusSuccess}, s.result.Status, key)
+	}
+	t.Logf("statuses: %v", sum.Totals.ByStatus)
+	assert.Len(t, checkStdout(t, stdout.String()), e2eSessions, "stdout carries every session's result")
+	assertNoSecrets(t, out, sec.values(), stdout.String(), stderr.String())
+}
+
+// TestSignalKillResume kills a run of 50 quick and 50 slow sessions with SIGKILL once
+// some have succeeded, then resumes it: the resumed run exits 0, the summary has every
+// session exactly once, the sessions that had succeeded keep their results and are not
+// run again, and every stream ends with one result.
+func TestSignalKillResume(t *testing.T) {
+	skipShort(t)
+	sec := newSecrets(t)
+	marker := newMarker(t, "signal-kill")
+	env := runEnv(t, sec, "", marker) // the same marker both times: it is part of the spec digest
+	spec := filepath.Join(e2eDir, "signal-kill.yaml")
+	out := filepath.Join(t.TempDir(), "out")
+	cmd, _, _ := startAgentrun(t, env, runArgs(spec, out)...)
+	waitFor(t, "40 finished sessions", func() bool {
+		files, _ := filepath.Glob(filepath.Join(out, "sessions", "*", "result.json"))
+		return len(files) >= 40
+	})
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	assert.Equal(t, -1, exitCode(t, cmd), "killed by the signal")
+
+	before := resultFiles(t, out)
+	beforeFiles := map[string][]byte{}
+	succeeded := 0
+	for key, r := range before {
+		if r.Status == protocol.StatusSuccess {
+			succeeded++
+			b, err := os.ReadFile(filepath.Join(out, "sessions", key, "result.json"))
+			require.NoError(t, err)
+			beforeFiles[key] = b
+		}
+	}
+	require.Positive(t, succeeded, "some sessions succeeded before the kill")
+	require.Less(t, len(before), e2eSessions, "the kill came before the end of the run")
+	assert.NoFileExists(t, filepath.Join(out, "summary.json"), "a killed run writes no summary")
+	t.Logf("%d of %d sessions had a result before the kill, %d of them success", len(before), e2eSessions, succeeded)
+
+	// Nothing can stop a killed process's tools: the test, as a supervisor would, ends
+	// what the killed run left running before resuming it.
+	orphans := markerProcesses(t, marker)
+	t.Logf("%d tool processes outlived the killed run", len(orphans))
+	for _, pid := range orphans {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			require.True(t, errors.Is(err, syscall.ESRCH), "kill %d: %v", pid, err)
+		}
+	}
+	waitFor(t, "the killed run's tools to end", func() bool { return len(markerProcesses(t, marker)) == 0 })
+
+	o := agentrun(t, invocation{args: runArgs(spec, out, "--resume"), env: env})
+	t.Logf("resumed in %s", o.elapsed.Round(10*time.Millisecond))
+	require.Equal(t, 0, o.code, "stderr:\n%s", lastLines(o.stderr, 20))
+	assertNoProcesses(t, marker)
+	assertNoGoroutines(t, o.stderr)
+
+	sessions, sum := verifyRun(t, out, e2eSessions)
+	assert.Equal(t, e2eSessions, sum.Totals.ByStatus[protocol.StatusSuccess], "nothing lost")
+	assert.Equal(t, succeeded, sum.Totals.Reused)
+	rerun := checkStdout(t, o.stdout)
+	for _, row := range sum.Sessions {
+		prev, had := before[row.Key]
+		if had && prev.Status == protocol.StatusSuccess {
+			assert.True(t, row.Reused, "%s succeeded before the kill and is reused", row.Key)
+			assert.Equal(t, prev.SessionID, row.SessionID, "%s keeps its session", row.Key)
+			assert.False(t, rerun[row.SessionID], "%s is not run again", row.Key)
+			after, err := os.ReadFile(filepath.Join(out, "sessions", row.Key, "result.json"))
+			require.NoError(t, err)
+			assert.Equal(t, beforeFiles[row.Key], after, "result.json of %s is untouched", row.Key)
+			continue
+		}
+		assert.False(t, row.Reused, row.Key)
+		assert.True(t, rerun[row.SessionID], "%s ran in the resumed run", row.Key)
+		assert.Equal(t, 1, sessions[row.Key].result.Attempts, row.Key)
+	}
+	assert.Len(t, rerun, e2eSessions-succeeded, "the resumed run ran only what was missing")
+	assertNoSecrets(t, out, sec.values(), o.stdout, o.stderr)
+}
