@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -42,11 +43,16 @@ const (
 // e2eDir is the folder of the suite's specs and scripts.
 var e2eDir = filepath.Join("testdata", "e2e")
 
-// skipShort skips the 100-session runs under -short.
+// skipShort skips the 100-session runs under -short, and inside TestReadme's nested run
+// of the README's test command: the outer run already runs them, and running them twice
+// would double the suite's time.
 func skipShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("end-to-end fault suite: 100-session runs of the agentrun binary take tens of seconds; skipped with -short")
+	}
+	if os.Getenv(readmeTestEnv) != "" {
+		t.Skip("end-to-end fault suite: run by the outer test run, not again inside TestReadme's clone")
 	}
 }
 
