@@ -147,7 +147,7 @@ func (st *runState) finish(arts *artifacts, secrets []string, dir string, res *p
 		st.r.log.Error("write result.json", zapKey(res.Key), zapErr(err))
 	}
 	st.progress.finished(res)
-	st.r.log.Info("session finished", zapKey(res.Key), zap.String("status", string(res.Status)),
+	st.r.log.Debug("session finished", zapKey(res.Key), zap.String("status", string(res.Status)),
 		zap.Int("turns", res.NumTurns), zap.Int64("ms", res.DurationMS))
 	return res
 }
