@@ -81,7 +81,7 @@ func (s *Summary) Markdown() string {
 	fmt.Fprintf(&b, "## %s: %s\n\n", title, s.Headline())
 	if s.Totals.ThrottledMS > 0 {
 		fmt.Fprintf(&b, "Providers throttled the run for %s (%d pauses).\n\n",
-			(time.Duration(s.Totals.ThrottledMS) * time.Millisecond).Round(100*time.Millisecond), s.Totals.ThrottlePauses)
+			duration(s.Totals.ThrottledMS), s.Totals.ThrottlePauses)
 	}
 	if s.Totals.BudgetExhausted {
 		b.WriteString("The run-level budget was exhausted: some sessions were stopped or not started.\n\n")
@@ -102,7 +102,7 @@ func (s *Summary) Markdown() string {
 			status += " (earlier run)"
 		}
 		fmt.Fprintf(&b, "| `%s` | %s %s | %d | %s | %s / %s | %s | %s |\n", mdCell(r.Key), statusMark(r.Status), status,
-			r.NumTurns, (time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond),
+			r.NumTurns, duration(r.DurationMS),
 			thousands(r.Usage.Input+r.Usage.CacheRead+r.Usage.CacheCreation), thousands(r.Usage.Output),
 			costCell(r.CostUSD), strings.Join(checks, ", "))
 	}
@@ -243,7 +243,7 @@ func (s *Summary) Text() string {
 			checks = append(checks, c.Name+":"+mark)
 		}
 		fmt.Fprintf(&b, "%-*s  %-20s %6d %9s %10s  %s\n", keyWidth, clip(r.Key, keyWidth), r.Status, r.NumTurns,
-			(time.Duration(r.DurationMS) * time.Millisecond).Round(100*time.Millisecond), costCell(r.CostUSD), strings.Join(checks, " "))
+			duration(r.DurationMS), costCell(r.CostUSD), strings.Join(checks, " "))
 	}
 	fmt.Fprintf(&b, "\n%s\n", s.Headline())
 	return b.String()

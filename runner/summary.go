@@ -185,7 +185,7 @@ func (s *Summary) Headline() string {
 	}
 	return fmt.Sprintf("%d sessions · %d passed · %d failed · %s tokens · %s · %s",
 		s.Totals.Sessions, s.Totals.Passed, s.Totals.Failed, thousands(s.Totals.Tokens), cost,
-		(time.Duration(s.DurationMS) * time.Millisecond).Round(100*time.Millisecond))
+		duration(s.DurationMS))
 }
 
 // thousands formats n with thousands separators.
@@ -206,4 +206,14 @@ func thousands(n int64) string {
 		return "-" + string(out)
 	}
 	return string(out)
+}
+
+// duration renders milliseconds for people: to the millisecond under a second, to the
+// tenth of a second above.
+func duration(ms int64) time.Duration {
+	d := time.Duration(ms) * time.Millisecond
+	if d < time.Second {
+		return d
+	}
+	return d.Round(100 * time.Millisecond)
 }
