@@ -263,7 +263,14 @@ var e2eScenarios = []e2eScenario{
 		name: "stall-always", http: true, wantCode: 1, status: every("stall-always", protocol.StatusInactivity),
 		session: func(t *testing.T, s e2eSession) {
 			failed(protocol.ErrInactivity, -1)(t, s)
-			assert.NotEmpty(t, s.of(protocol.KindRetry), "%s: the stalled attempt was retried", s.key)
+			// A stream that stalled after its first bytes is retried by the transport; one
+			// whose headers were slower than the idle timeout (a loaded machine) is ended
+			// by the session's watchdog before any retry. Either way nothing hangs.
+			if len(s.of(protocol.KindText)) > 0 {
+				assert.NotEmpty(t, s.of(protocol.KindRetry), "%s: the stalled attempt was retried", s.key)
+			} else if len(s.of(protocol.KindRetry)) == 0 {
+				assert.Contains(t, s.result.Error.Message, "idle timeout", "%s: the watchdog ended the silent session", s.key)
+			}
 		},
 	},
 	{
