@@ -1,7 +1,6 @@
 package scripted
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -117,7 +116,8 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set(requestIDHeader(f), rid)
 	w.WriteHeader(http.StatusOK)
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w), ctx: ctx, delay: m.opts.ChunkDelay}
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w),
+		pause: func() error { return wait(ctx, m.opts.ChunkDelay) }, alive: ctx.Err}
 	m.writeStream(sw, newRenderer(f, sw, resp, wr, rid, m.opts.Now()), resp)
 	if sw.err != nil {
 		return
@@ -236,10 +236,12 @@ func abort(w http.ResponseWriter) {
 // sseWriter writes events of one stream, flushing each and waiting the chunk delay
 // before every delta but the first. Its first error is sticky and stops all writes.
 type sseWriter struct {
-	w     http.ResponseWriter
-	rc    *http.ResponseController
-	ctx   context.Context
-	delay time.Duration
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	// pause waits the chunk delay, or fails when the client is gone; alive reports
+	// whether it still is.
+	pause func() error
+	alive func() error
 	ticks int
 	buf   []byte
 	err   error
@@ -253,13 +255,13 @@ func (s *sseWriter) send(name string, data []byte, tick bool) {
 	}
 	if tick {
 		if s.ticks > 0 {
-			if s.err = wait(s.ctx, s.delay); s.err != nil {
+			if s.err = s.pause(); s.err != nil {
 				return
 			}
 		}
 		s.ticks++
 	}
-	if s.err = s.ctx.Err(); s.err != nil {
+	if s.err = s.alive(); s.err != nil {
 		return
 	}
 	s.buf = s.buf[:0]
