@@ -75,6 +75,12 @@ func (s *Spec) Digest() string {
 	if err != nil {
 		return ""
 	}
+	return DigestOf(sessions)
+}
+
+// DigestOf is Spec.Digest for sessions already expanded (by Sessions), without
+// expanding the spec again.
+func DigestOf(sessions []Session) string {
 	h := sha256.New()
 	h.Write([]byte("agentrun.jobs.spec/v1\n"))
 	for _, se := range sessions {

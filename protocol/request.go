@@ -146,25 +146,28 @@ func (t Turn) MarshalJSON() ([]byte, error) {
 	if t.Role != RoleUser && t.Role != RoleAssistant {
 		return nil, fmt.Errorf("marshal turn: invalid role %d", t.Role)
 	}
-	var content []byte
-	var err error
+	out := make([]byte, 0, 64)
+	out = append(out, `{"role":"`...)
+	out = append(out, t.Role.String()...)
+	out = append(out, `","content":`...)
 	if t.Role == RoleUser && len(t.Blocks) == 1 && t.Blocks[0].Type == BlockText {
-		content, err = json.Marshal(t.Blocks[0].Text)
-	} else {
-		blocks := make([]wireBlock, 0, len(t.Blocks))
-		for _, b := range t.Blocks {
-			wb, berr := toWire(b)
-			if berr != nil {
-				return nil, berr
-			}
-			blocks = append(blocks, wb)
-		}
-		content, err = json.Marshal(blocks)
+		out = AppendJSONString(out, t.Blocks[0].Text)
+		return append(out, '}'), nil
 	}
+	blocks := make([]wireBlock, 0, len(t.Blocks))
+	for _, b := range t.Blocks {
+		wb, err := toWire(b)
+		if err != nil {
+			return nil, err
+		}
+		blocks = append(blocks, wb)
+	}
+	content, err := json.Marshal(blocks)
 	if err != nil {
 		return nil, fmt.Errorf("marshal turn: %w", err)
 	}
-	return json.Marshal(wireTurn{Role: t.Role.String(), Content: content})
+	out = append(out, content...)
+	return append(out, '}'), nil
 }
 
 func toWire(b Block) (wireBlock, error) {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,12 +67,10 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, secrets
 	}
 	o := st.r.opts
 	prefix := "[" + s.Key + "] "
-	sinks := []sink.Sink{
-		sink.NewStreamJSON(stream, protocol.Envelope{}),
-		events,
-		sink.NewText(transcript, sink.TextOptions{}),
-		sink.NewText(st.runLog, sink.TextOptions{Prefix: prefix}),
-	}
+	// One text rendering feeds transcript.txt and, each line prefixed with the key,
+	// run.log (and stdout when it shows the same plain text).
+	text := []io.Writer{transcript, &prefixed{w: st.runLog, prefix: prefix}}
+	sinks := []sink.Sink{sink.NewStreamJSON(stream, protocol.Envelope{}), events}
 	switch {
 	case o.Format == FormatStreamJSON:
 		sinks = append(sinks, sink.NewStreamJSON(st.stdout, protocol.Envelope{SessionID: sessionID, JobID: s.JobID}))
@@ -80,9 +79,12 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, secrets
 		sinks = append(sinks, o.GitHub.sessionLog(s.Key))
 	case o.Stdout == io.Discard:
 		// Nothing reads stdout: rendering for it would only cost time.
+	case o.Color:
+		sinks = append(sinks, sink.NewText(st.stdout, sink.TextOptions{Prefix: prefix, Color: true}))
 	default:
-		sinks = append(sinks, sink.NewText(st.stdout, sink.TextOptions{Prefix: prefix, Color: o.Color}))
+		text = append(text, &prefixed{w: st.stdout, prefix: prefix})
 	}
+	sinks = append(sinks, sink.NewText(io.MultiWriter(text...), sink.TextOptions{}))
 	a.redactor = sink.NewRedactor(sink.Multi(sinks...), secrets)
 	a.chain = a.redactor
 	return a, nil
@@ -179,4 +181,30 @@ func (st *runState) writeStart(arts *artifacts, dir string, s jobs.Session, sess
 		Cwd: s.Settings.Workspace.Dir, Tools: []string{}, TS: start.UTC().Format(protocol.TimeFormat)}}); err != nil {
 		st.r.log.Error("write session_start", zapKey(s.Key), zapErr(err))
 	}
+}
+
+// prefixed writes whole lines to w, each with prefix before it, in one Write call per
+// call, so that sessions sharing w never interleave inside a line.
+type prefixed struct {
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (p *prefixed) Write(b []byte) (int, error) {
+	n := len(b)
+	p.buf = p.buf[:0]
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line = b[:i+1]
+		}
+		p.buf = append(p.buf, p.prefix...)
+		p.buf = append(p.buf, line...)
+		b = b[len(line):]
+	}
+	if _, err := p.w.Write(p.buf); err != nil {
+		return 0, err
+	}
+	return n, nil
 }

@@ -66,7 +66,7 @@ func (r *Runner) Plan(spec *jobs.Spec) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{All: all, SpecDigest: spec.Digest(), SessionsDigest: keysDigest(all)}
+	p := &Plan{All: all, SpecDigest: jobs.DigestOf(all), SessionsDigest: keysDigest(all)}
 	p.Concurrency = spec.Concurrency
 	if r.opts.Concurrency > 0 {
 		p.Concurrency = r.opts.Concurrency

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -209,7 +211,7 @@ func (s *Summary) JUnit(sessionDir func(key string) string) ([]byte, error) {
 			c.Error = &junitResult{Message: msg, Type: string(r.Status), Text: detail}
 			suite.Errors++
 		}
-		if b, err := os.ReadFile(filepath.Join(sessionDir(r.Key), TranscriptFile)); err == nil {
+		if b, err := readTail(filepath.Join(sessionDir(r.Key), TranscriptFile), junitTail+8); err == nil {
 			c.SystemOut = tailOf(strings.ToValidUTF8(string(b), "�"), junitTail)
 		}
 		suite.Cases = append(suite.Cases, c)
@@ -247,4 +249,24 @@ func (s *Summary) Text() string {
 	}
 	fmt.Fprintf(&b, "\n%s\n", s.Headline())
 	return b.String()
+}
+
+// readTail returns the last n bytes of a file (all of a shorter one) without reading
+// the rest.
+func readTail(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	off := max(st.Size()-n, 0)
+	b := make([]byte, st.Size()-off)
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b, nil
 }

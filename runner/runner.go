@@ -4,6 +4,7 @@
 package runner
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -176,10 +177,15 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	defer runLog.Close()
+	// run.log is a rendering for people, written through a buffer (flushed as each
+	// session ends and when the run ends): the durable record is each session's
+	// events.jsonl, and a write per line from a hundred sessions through one lock costs
+	// more than the log is worth.
+	runLogBuf := bufio.NewWriterSize(runLog, 64<<10)
 
 	st := &runState{
 		r: r, spec: spec, plan: plan,
-		runLog: sink.NewSyncWriter(runLog), stdout: sink.NewSyncWriter(r.opts.Stdout),
+		runLog: sink.NewSyncWriter(runLogBuf), stdout: sink.NewSyncWriter(r.opts.Stdout),
 		results: make([]*protocol.Result, len(plan.Run)),
 		budget:  newRunBudget(spec.Budget),
 	}
@@ -226,6 +232,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	}
 	p.Wait()
 	stopProgress()
+	if err := st.runLog.Flush(); err != nil {
+		r.log.Error("write run.log", zap.Error(err))
+	}
 
 	end := r.opts.Now()
 	sum := st.summary(start, end)

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -139,6 +141,9 @@ func (st *runState) finish(arts *artifacts, secrets []string, dir string, res *p
 		}
 		if err := arts.close(); err != nil {
 			st.r.log.Error("close artifacts", zapKey(res.Key), zapErr(err))
+		}
+		if err := st.runLog.Flush(); err != nil {
+			st.r.log.Error("write run.log", zapKey(res.Key), zapErr(err))
 		}
 		redactor = arts.redactor
 	}
@@ -324,10 +329,19 @@ func (w *watchdog) stop() {
 
 // resetDir empties a session folder for a fresh run.
 func resetDir(dir string) error {
-	if err := os.RemoveAll(dir); err != nil {
+	if err := removeIfExists(dir); err != nil {
 		return err
 	}
 	return os.MkdirAll(dir, 0o755)
+}
+
+// removeIfExists removes path and what it holds. A fresh output folder has nothing to
+// remove, and looking first saves the removal's system calls for every session.
+func removeIfExists(path string) error {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return os.RemoveAll(path)
 }
 
 // keepAttempt moves the artifacts of a failed attempt to attempts/N.

@@ -52,7 +52,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	dst := filepath.Join(out, WorkspacesDir, s.Key)
-	if err := os.RemoveAll(dst); err != nil {
+	if err := removeIfExists(dst); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	if mode == jobs.WorkspaceCopy {

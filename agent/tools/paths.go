@@ -33,6 +33,17 @@ func (e *Env) workspace() string {
 	return e.Workspace
 }
 
+// realWorkspace is the workspace with its symbolic links resolved, looked up once.
+func (e *Env) realWorkspace() string {
+	if e == nil || e.Workspace == "" {
+		return ""
+	}
+	if e.realWS == "" {
+		e.realWS = realPath(e.Workspace)
+	}
+	return e.realWS
+}
+
 func (e *Env) home() string {
 	if e == nil {
 		return ""
@@ -62,9 +73,18 @@ func absPath(env *Env, p string) string {
 // when opening or creating it: links in the existing part are followed (also dangling
 // ones, whose target is where a write would land), and the missing rest is appended
 // as written. It never fails; at the link limit it returns the path reached so far.
-func realPath(p string) string {
+func realPath(p string) string { return realPathFrom(p, "") }
+
+// realPathFrom is realPath for a clean absolute path, trusting base, a directory with
+// its symbolic links already resolved: only the components of p below base are looked
+// up (a path inside the workspace costs a few lstat calls, not one per directory from
+// the root).
+func realPathFrom(p, base string) string {
 	rest := splitPath(p)
 	resolved := string(filepath.Separator)
+	if base != "" && base != "/" && within(base, p) {
+		resolved, rest = base, splitPath(strings.TrimPrefix(p, base))
+	}
 	links := 0
 	for len(rest) > 0 {
 		c := rest[0]

@@ -257,7 +257,12 @@ func scopePath(env *Env, raw, cwd string, indirect bool) (scope, string) {
 	if isHarmlessDevice(abs) {
 		return scopeNone, ""
 	}
-	real := realPath(abs)
+	rws := env.realWorkspace()
+	base := ""
+	if rws == ws {
+		base = rws // the workspace is real: resolve only what lies below it
+	}
+	real := realPathFrom(abs, base)
 	where := raw
 	if real != abs {
 		where = raw + " resolves to " + real + ","
@@ -266,7 +271,7 @@ func scopePath(env *Env, raw, cwd string, indirect bool) (scope, string) {
 	switch {
 	case isSensitivePath(real):
 		return scopeSystem, where + " may hold credentials"
-	case ws != "" && (within(ws, real) || within(realPath(ws), real)):
+	case ws != "" && (within(ws, real) || within(rws, real)):
 		return scopeWorkspace, where + " is in the workspace"
 	case home != "" && home != "/" && within(home, real):
 		return scopeExternal, where + " is outside the workspace"

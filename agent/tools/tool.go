@@ -49,6 +49,8 @@ type Env struct {
 	// output), at most every 200 ms per call. It may be called from the goroutines
 	// that read a command's output, so it must be safe for concurrent use.
 	Activity func()
+
+	realWS string // the Workspace with symbolic links resolved, once looked up
 }
 
 // DefaultMaxOutput is the default cap on one tool result, in bytes.

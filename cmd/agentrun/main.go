@@ -5,9 +5,19 @@ package main
 import (
 	"context"
 	"os"
+	"runtime/debug"
 )
 
+// gcPercent is the garbage collector's target unless GOGC says otherwise. agentrun's
+// live heap is small (well under a megabyte per running session) while it allocates
+// steadily, so the default of 100 collects very often; 400 halves the collector's CPU
+// time in the 1,000-session benchmark at about 0.2 MB of heap per running session.
+const gcPercent = 400
+
 func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
 	app := &App{
 		Stdin:  os.Stdin,
 		Stdout: os.Stdout,
