@@ -18,6 +18,11 @@ type promptParts struct {
 	stable string // identity … selected skills
 	notes  []string
 	job    string
+
+	// The last rendering and the summary it was made with: the prompt only changes
+	// when compaction changes the summary.
+	rendered, renderedFor string
+	done                  bool
 }
 
 // section renders one layer as "<tag>\ncontent\n</tag>", or "" when content is empty.
@@ -39,8 +44,17 @@ func joinSections(parts ...string) string {
 	return strings.Join(kept, "\n")
 }
 
+// system returns the whole system prompt with summary, rendering it again only when
+// the summary changed.
+func (p *promptParts) system(summary string) string {
+	if !p.done || p.renderedFor != summary {
+		p.rendered, p.renderedFor, p.done = p.render(summary), summary, true
+	}
+	return p.rendered
+}
+
 // render returns the whole system prompt with the current summary.
-func (p promptParts) render(summary string) string {
+func (p *promptParts) render(summary string) string {
 	notes := ""
 	if len(p.notes) > 0 {
 		notes = section("notice", strings.Join(p.notes, "\n"))

@@ -37,7 +37,7 @@ func (r *callResult) text() string {
 func (s *Session) request() protocol.Request {
 	return protocol.Request{
 		Model:     s.cfg.Model,
-		System:    s.prompt.render(s.summary),
+		System:    s.prompt.system(s.summary),
 		Messages:  s.conv,
 		Tools:     s.specs,
 		MaxTokens: s.cfg.MaxTokens,
