@@ -74,9 +74,9 @@ func checkOutput(s jobs.Session, res *protocol.Result) {
 		fail("the final answer is not JSON: " + err.Error())
 		return
 	}
-	schema, err := compileSchema(s.OutputSchema)
+	schema, err := jobs.CompileOutputSchema(s.OutputSchema)
 	if err != nil {
-		fail("output_schema: " + err.Error())
+		fail(err.Error()) // the spec was checked when parsed, so this is not expected
 		return
 	}
 	if err := schema.Validate(doc); err != nil {
@@ -84,18 +84,6 @@ func checkOutput(s jobs.Session, res *protocol.Result) {
 		return
 	}
 	res.StructuredOutput = raw
-}
-
-func compileSchema(schema json.RawMessage) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(schema)))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("output_schema.json", doc); err != nil {
-		return nil, err
-	}
-	return c.Compile("output_schema.json")
 }
 
 // extractJSON finds the JSON answer in a final text: the whole text, else the last
