@@ -103,13 +103,21 @@ func NewClient(dialect Dialect, opts Options) *Client {
 	opts.defaults()
 	hc := opts.HTTP
 	if hc == nil {
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.DialContext = (&net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
-		tr.ResponseHeaderTimeout = opts.HeaderTimeout
-		tr.MaxIdleConnsPerHost = 64
-		hc = &http.Client{Transport: tr}
+		hc = NewHTTPClient(opts)
 	}
 	return &Client{dialect: dialect, http: hc, opts: opts}
+}
+
+// NewHTTPClient returns an HTTP client with the connect and response-header timeouts
+// of opts (or their defaults), meant to be shared (Options.HTTP) by every client of one
+// endpoint so that they pool their connections.
+func NewHTTPClient(opts Options) *http.Client {
+	opts.defaults()
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: opts.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = opts.HeaderTimeout
+	tr.MaxIdleConnsPerHost = 256
+	return &http.Client{Transport: tr}
 }
 
 // CloseIdleConnections closes kept-alive connections (tests call it before leak checks).

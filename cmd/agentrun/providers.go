@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"iter"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -248,11 +247,7 @@ func (p *providers) endpoint(key string) *endpoint {
 	if ep, ok := p.endpoints[key]; ok {
 		return ep
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	tr.ResponseHeaderTimeout = 2 * time.Minute
-	tr.MaxIdleConnsPerHost = 256
-	ep := &endpoint{http: &http.Client{Transport: tr}, limiter: transport.NewLimiter(nil)}
+	ep := &endpoint{http: transport.NewHTTPClient(transport.Options{}), limiter: transport.NewLimiter(nil)}
 	p.endpoints[key] = ep
 	return ep
 }
