@@ -8,8 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
@@ -81,7 +79,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 				st.r.log.Warn("close messages", zapKey(s.Key), zapErr(err))
 			}
 		}()
-		sess, setupErr = st.newAgent(s, res.SessionID, ws.dir, store, arts, watch.touch)
+		sess, setupErr = st.newAgent(s, res.SessionID, ws.dir, store, arts, watch)
 		if setupErr != nil {
 			return
 		}
@@ -167,9 +165,9 @@ func touch(path string) error {
 }
 
 // newAgent builds the agent session of s.
-func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store agent.Store, arts *artifacts, activity func()) (*agent.Session, error) {
+func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog) (*agent.Session, error) {
 	o := st.r.opts
-	provider, info, err := o.Providers.Provider(s, activity)
+	provider, info, err := o.Providers.Provider(s, watch.touch)
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
@@ -190,8 +188,8 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store ag
 		Compaction: compaction(o.Compaction, s.Settings.MaxContext),
 	}
 	deps := agent.Deps{
-		Provider: provider, Sink: arts, Store: store, Now: o.Now,
-		NewID: o.NewID, Cost: st.costFor(info), Activity: activity, SubAgentSlots: st.subAgents,
+		Provider: watched{Provider: provider, watch: watch}, Sink: arts, Store: store, Now: o.Now,
+		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, SubAgentSlots: st.subAgents,
 	}
 	return agent.New(cfg, deps)
 }
@@ -278,53 +276,6 @@ func procEnv(base []string, extra map[string]string) []string {
 		out = append(out, k+"="+v)
 	}
 	return out
-}
-
-// watchdog cancels a session that shows no activity for the idle timeout.
-type watchdog struct {
-	idle     time.Duration
-	now      func() time.Time
-	last     atomic.Int64
-	done     chan struct{}
-	stopOnce sync.Once
-	wg       sync.WaitGroup
-}
-
-func newWatchdog(idle time.Duration, now func() time.Time, fire func()) *watchdog {
-	w := &watchdog{idle: idle, now: now, done: make(chan struct{})}
-	w.touch()
-	if idle <= 0 {
-		return w
-	}
-	w.wg.Add(1)
-	go func() {
-		defer w.wg.Done()
-		t := time.NewTimer(idle)
-		defer t.Stop()
-		for {
-			select {
-			case <-w.done:
-				return
-			case <-t.C:
-				quiet := w.now().Sub(time.Unix(0, w.last.Load()))
-				if quiet >= w.idle {
-					fire()
-					return
-				}
-				t.Reset(w.idle - quiet)
-			}
-		}
-	}()
-	return w
-}
-
-// touch records activity.
-func (w *watchdog) touch() { w.last.Store(w.now().UnixNano()) }
-
-// stop ends the watchdog and waits for it; it may be called more than once.
-func (w *watchdog) stop() {
-	w.stopOnce.Do(func() { close(w.done) })
-	w.wg.Wait()
 }
 
 // resetDir empties a session folder for a fresh run.

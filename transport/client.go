@@ -49,7 +49,8 @@ type Options struct {
 	// the request with its error [60s].
 	MaxRetryAfter time.Duration
 	// ConnectTimeout bounds dialing [10s]; HeaderTimeout the wait for response
-	// headers [2m]; IdleTimeout the silence between two reads of the body [5m].
+	// headers [2m]; IdleTimeout the silence before the response headers and between two
+	// reads of the body [5m].
 	ConnectTimeout, HeaderTimeout, IdleTimeout time.Duration
 	// Limiter, when set, is shared by every client of one endpoint: a rate limit seen
 	// by one pauses them all.
@@ -202,7 +203,12 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, false
 	}
 	r := newRedactor(hreq)
+	// The idle timer runs from the start: a server that accepts the request and then
+	// sends nothing, not even headers, is as silent as a stalled body.
+	timer := time.AfterFunc(c.opts.IdleTimeout, func() { cancel(errIdle) })
+	defer timer.Stop()
 	resp, rerr := c.http.Do(hreq)
+	timer.Stop()
 	if rerr != nil {
 		return r.redact(c.failure(actx, rerr, "send request")), false
 	}
@@ -217,10 +223,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		}
 		return r.redact(e), false
 	}
-	body := &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity,
-		timer: time.AfterFunc(time.Hour, func() { cancel(errIdle) })}
-	body.timer.Stop()
-	defer body.timer.Stop()
+	body := &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity, timer: timer}
 	dec := c.dialect.NewDecoder(body)
 	for dec.Next() {
 		if !yield(dec.Message()) {

@@ -85,6 +85,7 @@ type reply struct {
 	header map[string]string
 	body   string
 	hang   bool // after body, block until the request is cancelled
+	silent bool // send no headers at all; block until the request is cancelled
 }
 
 // fakeNet answers requests with replies in order, repeating the last one, and records
@@ -98,6 +99,10 @@ type fakeNet struct {
 func (f *fakeNet) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := f.replies[min(len(f.at), len(f.replies)-1)]
 	f.at = append(f.at, time.Now())
+	if r.silent {
+		<-req.Context().Done()
+		return nil, req.Context().Err()
+	}
 	status := r.status
 	if status == 0 {
 		status = http.StatusOK
@@ -193,6 +198,25 @@ func TestStreamIdleTimeout(t *testing.T) {
 		assert.Equal(t, protocol.KindStop, got[3].Kind)
 		require.Len(t, net.at, 2)
 		assert.Equal(t, 5*time.Minute+time.Second, net.at[1].Sub(net.at[0]), "idle timeout, then the backoff")
+	})
+}
+
+// TestStreamIdleBeforeHeaders: a server that accepts the request and sends nothing is
+// as silent as a stalled body, and is retried after the idle timeout, not the far
+// longer header timeout.
+func TestStreamIdleBeforeHeaders(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		net := &fakeNet{replies: []reply{{silent: true}, {body: "text:whole\nstop\n"}}}
+		c := newFakeClient(net, Options{IdleTimeout: 30 * time.Second, HeaderTimeout: time.Hour, BaseDelay: time.Second})
+
+		got := collect(context.Background(), c)
+
+		require.Len(t, got, 3)
+		assert.Equal(t, protocol.KindRetry, got[0].Kind)
+		assert.Equal(t, "inactivity: send request: no bytes received within the idle timeout", got[0].Reason)
+		assert.Equal(t, "whole", got[1].Text)
+		require.Len(t, net.at, 2)
+		assert.Equal(t, 30*time.Second+time.Second, net.at[1].Sub(net.at[0]), "idle timeout, then the backoff")
 	})
 }
 

@@ -226,6 +226,20 @@ func throttled(t *testing.T, sum e2eSummary) {
 // three retry events.
 const retriesBeforeGivingUp = 3
 
+// stalledOut checks a session whose every attempt stalled after its first words: the
+// transport's idle timer (half the session's) ended each attempt, the watchdog waited
+// out each announced backoff, and the transport gave up after its last attempt. The
+// watchdog never fires first, however long the agent takes to write what it received.
+func stalledOut(t *testing.T, s e2eSession) {
+	failed(protocol.ErrInactivity, retriesBeforeGivingUp)(t, s)
+	assert.NotEmpty(t, s.of(protocol.KindText), "%s: each attempt stalled after its first words", s.key)
+	for _, r := range s.of(protocol.KindRetry) {
+		assert.True(t, strings.HasPrefix(r.Reason, protocol.ErrInactivity+": "), "%s: retry reason %q", s.key, r.Reason)
+	}
+	assert.Contains(t, s.result.Error.Message, "no bytes received within the idle timeout",
+		"%s: the transport, not the watchdog, ended the session", s.key)
+}
+
 var e2eScenarios = []e2eScenario{
 	{
 		name: "rate-limit", http: true, wantCode: 0, status: every("rate-limit", protocol.StatusSuccess),
@@ -258,20 +272,8 @@ var e2eScenarios = []e2eScenario{
 		session: recovered(1, protocol.ErrInactivity, true),
 	},
 	{
-		// Either the transport gives up after its attempts or the session's watchdog
-		// ends a backoff that outlasts the idle timeout: error_inactivity both ways.
 		name: "stall-always", http: true, wantCode: 1, status: every("stall-always", protocol.StatusInactivity),
-		session: func(t *testing.T, s e2eSession) {
-			failed(protocol.ErrInactivity, -1)(t, s)
-			// A stream that stalled after its first bytes is retried by the transport; one
-			// whose headers were slower than the idle timeout (a loaded machine) is ended
-			// by the session's watchdog before any retry. Either way nothing hangs.
-			if len(s.of(protocol.KindText)) > 0 {
-				assert.NotEmpty(t, s.of(protocol.KindRetry), "%s: the stalled attempt was retried", s.key)
-			} else if len(s.of(protocol.KindRetry)) == 0 {
-				assert.Contains(t, s.result.Error.Message, "idle timeout", "%s: the watchdog ended the silent session", s.key)
-			}
-		},
+		session: stalledOut,
 	},
 	{
 		name: "malformed-once", http: true, wantCode: 0, status: every("malformed-once", protocol.StatusSuccess),

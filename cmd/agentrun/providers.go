@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"iter"
 	"net/http"
 	"strings"
 	"sync"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
-	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/transport"
 	"github.com/agentrun/agentrun/transport/anthropic"
@@ -166,7 +163,7 @@ func (p *providers) Provider(s jobs.Session, activity func()) (agent.Provider, r
 
 // build makes the provider of a choice. sessionKey travels in a header so a fake
 // server can tell sessions apart; idle bounds the silence of one attempt; activity,
-// when set, hears of every byte and every retry.
+// when set, hears of every byte.
 func (p *providers) build(c providerChoice, sessionKey string, idle time.Duration, activity func()) (agent.Provider, error) {
 	if c.name == "scripted" {
 		return p.scripted(c.script)
@@ -182,42 +179,17 @@ func (p *providers) build(c providerChoice, sessionKey string, idle time.Duratio
 		d = responses.New(responses.Config{BaseURL: c.baseURL, APIKey: c.key, Headers: headers})
 	}
 	ep := p.endpoint(c.name + " " + c.baseURL)
-	client := transport.NewClient(d, transport.Options{HTTP: ep.http, Limiter: ep.limiter,
-		IdleTimeout: idle, Activity: activity})
-	if activity == nil {
-		return client, nil
-	}
-	return liveRetries{Provider: client, activity: activity}, nil
+	return transport.NewClient(d, transport.Options{HTTP: ep.http, Limiter: ep.limiter,
+		IdleTimeout: idle, Activity: activity}), nil
 }
 
 // attemptIdle is the silence after which the transport gives up on one attempt and
 // retries it: half the session's idle timeout. With the whole timeout, the session's
 // inactivity watchdog, armed by the same bytes, would always fire first and end the
-// session instead of letting the request be retried once.
+// session instead of letting the request be retried once; the other half is margin for
+// a loaded machine (the runner's watchdog also waits out each announced backoff).
 func attemptIdle(session time.Duration) time.Duration {
 	return session / 2
-}
-
-// liveRetries reports each retry of its provider as activity: a request the transport
-// is re-issuing is not a silent session, so its backoff does not count towards the
-// session's idle timeout.
-type liveRetries struct {
-	agent.Provider
-	activity func()
-}
-
-// Stream yields the provider's messages, calling activity on every retry.
-func (p liveRetries) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
-	return func(yield func(protocol.Message) bool) {
-		for m := range p.Provider.Stream(ctx, req) {
-			if m.Kind == protocol.KindRetry {
-				p.activity()
-			}
-			if !yield(m) {
-				return
-			}
-		}
-	}
 }
 
 // scripted returns the in-process scripted model of a script ("" is the demo policy).
