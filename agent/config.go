@@ -8,6 +8,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/agentrun/agentrun/agent/tools"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -93,6 +94,9 @@ type Deps struct {
 	Cost func(model string, u protocol.Usage) (usd float64, ok bool)
 	// Activity is called whenever the session makes progress (tool output).
 	Activity func()
+	// Groups, when set, hears of the process group of every command the session's tools
+	// run, sub-agents' included.
+	Groups tools.Groups
 	// SubAgentSlots bounds how many sub-agents run at once across every session that
 	// shares it; nil means no bound beyond one per session.
 	SubAgentSlots chan struct{}

@@ -103,7 +103,7 @@ func newSession(cfg Config, deps Deps, depth int) (*Session, error) {
 	policy, perr := tools.ParsePolicy(cfg.BashMode)
 	s.env = tools.Env{
 		Workspace: cfg.Workspace, Home: cfg.Home, Policy: policy, Timeout: cfg.ToolTimeout,
-		ProcEnv: cfg.ProcEnv, MaxOutput: cfg.MaxOutput, Activity: deps.Activity,
+		ProcEnv: cfg.ProcEnv, MaxOutput: cfg.MaxOutput, Activity: deps.Activity, Groups: deps.Groups,
 	}
 	if err := s.selectTools(); err != nil {
 		return nil, err

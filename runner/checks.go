@@ -27,7 +27,8 @@ func (st *runState) runChecks(ctx context.Context, s jobs.Session, dir string, r
 			timeout = s.Settings.ToolTimeout
 		}
 		start := st.r.opts.Now()
-		out := tools.Exec(ctx, tools.ExecOptions{Command: c.Run, Dir: dir, Env: env, Timeout: timeout})
+		out := tools.Exec(ctx, tools.ExecOptions{Command: c.Run, Dir: dir, Env: env, Timeout: timeout,
+			Groups: st.r.opts.Groups})
 		check := protocol.Check{
 			Name: c.Name, ExitCode: out.ExitCode, Passed: out.ExitCode == 0 && !out.TimedOut && out.Err == nil,
 			DurationMS: st.r.opts.Now().Sub(start).Milliseconds(),

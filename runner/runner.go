@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/agent/tools"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sink"
@@ -87,6 +88,8 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// Environ is the base environment of tool processes and checks (API keys removed).
 	Environ []string
+	// Groups, when set, hears of the process group of every tool command and check.
+	Groups tools.Groups
 	// Home and InstructionHome feed the agent's prompt layers.
 	Home, InstructionHome string
 	// Version is written to run.json.

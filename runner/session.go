@@ -189,7 +189,7 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store ag
 	}
 	deps := agent.Deps{
 		Provider: watched{Provider: provider, watch: watch}, Sink: arts, Store: store, Now: o.Now,
-		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, SubAgentSlots: st.subAgents,
+		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, Groups: o.Groups, SubAgentSlots: st.subAgents,
 	}
 	return agent.New(cfg, deps)
 }

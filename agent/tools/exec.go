@@ -16,6 +16,8 @@ type ExecOptions struct {
 	Timeout time.Duration
 	// MaxOutput caps the output kept, head and tail (0: DefaultMaxOutput).
 	MaxOutput int
+	// Groups, when set, hears of the command's process group (see Env.Groups).
+	Groups Groups
 }
 
 // ExecResult is what the command did.
@@ -36,7 +38,7 @@ func Exec(ctx context.Context, o ExecOptions) ExecResult {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	env := &Env{Workspace: o.Dir, ProcEnv: o.Env, MaxOutput: o.MaxOutput}
+	env := &Env{Workspace: o.Dir, ProcEnv: o.Env, MaxOutput: o.MaxOutput, Groups: o.Groups}
 	maxOut := env.maxOutput()
 	res := runShell(ctx, env, o.Command, timeout, maxOut)
 	if res.startErr != nil {

@@ -2,7 +2,9 @@ package tools
 
 import (
 	"context"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,4 +46,47 @@ func TestExecStartError(t *testing.T) {
 	assert.Error(t, res.Err)
 	assert.Equal(t, -1, res.ExitCode)
 	assert.True(t, strings.Contains(res.Err.Error(), "no such file"), res.Err)
+}
+
+// groupLog records what Groups hears.
+type groupLog struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (g *groupLog) Started(pgid int) { g.add("+" + strconv.Itoa(pgid)) }
+func (g *groupLog) Ended(pgid int)   { g.add("-" + strconv.Itoa(pgid)) }
+func (g *groupLog) add(e string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.events = append(g.events, e)
+}
+
+// TestGroupsHearOfEveryCommand checks that Bash and Exec report the process group the
+// command really ran in, when it started and once it was killed.
+func TestGroupsHearOfEveryCommand(t *testing.T) {
+	// Field 5 of /proc/self/stat is the process group; the shell reads its own.
+	const printGroup = `read -r _ _ _ _ pgrp _ < /proc/$$/stat; echo "$pgrp"`
+	t.Run("Bash", func(t *testing.T) {
+		groups := &groupLog{}
+		env := newEnv(t, "7777") // reading /proc is a system read
+		env.Groups = groups
+		res := call(t, Bash{}, env, in{"command": printGroup})
+		require.False(t, res.IsError, res.Content)
+		pgid := strings.TrimSpace(res.Content)
+		assert.Equal(t, []string{"+" + pgid, "-" + pgid}, groups.events)
+	})
+	t.Run("Exec", func(t *testing.T) {
+		groups := &groupLog{}
+		res := Exec(context.Background(), ExecOptions{Command: printGroup, Dir: tempDir(t), Groups: groups})
+		require.NoError(t, res.Err)
+		pgid := strings.TrimSpace(res.Output)
+		assert.Equal(t, []string{"+" + pgid, "-" + pgid}, groups.events)
+	})
+	t.Run("no start, nothing heard", func(t *testing.T) {
+		groups := &groupLog{}
+		res := Exec(context.Background(), ExecOptions{Command: "true", Dir: "/nonexistent/dir", Groups: groups})
+		require.Error(t, res.Err)
+		assert.Empty(t, groups.events)
+	})
 }

@@ -54,8 +54,8 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 	}
 	cmd.Env = procEnv(env)
 	// Its own process group, so the whole tree can be killed; and the shell is killed
-	// with agentrun if agentrun itself dies (what the shell started is not: it runs on
-	// until it ends).
+	// with agentrun if agentrun itself dies. What the shell started is not: env.Groups
+	// is told of the group, so a supervisor can end it then.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = killGrace
@@ -83,6 +83,10 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 		return res
 	}
 	pgid := cmd.Process.Pid
+	groups := env.groups()
+	if groups != nil {
+		groups.Started(pgid)
+	}
 
 	act := &activity{fn: env.activityFunc()}
 	var wg sync.WaitGroup
@@ -100,6 +104,9 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 
 	waitErr := cmd.Wait()
 	killGroup(pgid)
+	if groups != nil {
+		groups.Ended(pgid)
+	}
 	// Whatever escaped the group (setsid) may still hold the pipes: stop reading soon.
 	deadline := time.Now().Add(drainGrace)
 	_ = outR.SetReadDeadline(deadline)
@@ -205,6 +212,13 @@ func procEnv(env *Env) []string {
 		home = env.workspace()
 	}
 	return []string{"PATH=" + defaultPath, "HOME=" + home, "LANG=C.UTF-8", "TERM=dumb"}
+}
+
+func (e *Env) groups() Groups {
+	if e == nil {
+		return nil
+	}
+	return e.Groups
 }
 
 func (e *Env) activityFunc() func() {

@@ -49,8 +49,20 @@ type Env struct {
 	// output), at most every 200 ms per call. It may be called from the goroutines
 	// that read a command's output, so it must be safe for concurrent use.
 	Activity func()
+	// Groups, when set, hears of the process group of every command from its start until
+	// it has been killed.
+	Groups Groups
 
 	realWS string // the Workspace with symbolic links resolved, once looked up
+}
+
+// Groups hears of the process groups commands run in, so that a supervisor outside
+// agentrun can kill the groups still listed should agentrun itself be killed: then no
+// tool can end them, and what they started would run on. Both methods must be safe for
+// concurrent use.
+type Groups interface {
+	Started(pgid int)
+	Ended(pgid int)
 }
 
 // DefaultMaxOutput is the default cap on one tool result, in bytes.

@@ -36,6 +36,9 @@ type App struct {
 	Env []string
 	// StdinIsTerminal and StderrIsTerminal override terminal detection (tests).
 	StdinIsTerminal, StderrIsTerminal *bool
+	// Self is the agentrun executable, started again as the process-group reaper; ""
+	// (agentrun inside a test) runs without one.
+	Self string
 
 	errOnce sync.Once
 	errw    *sink.SyncWriter

@@ -162,7 +162,10 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	redactor := sink.NewRedactor(sink.Multi(events, out), cfg.keys())
 	messages := &agent.DirStore{Dir: dir}
 	defer messages.Close() // best effort: every append was already written
-	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: redactor, Store: messages})
+	reaping := startReaper(a.Self, log)
+	defer reaping.close()
+	acfg.ProcEnv = reaping.environ(acfg.ProcEnv)
+	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: redactor, Store: messages, Groups: reaping.groups()})
 	if err != nil {
 		redactor.Close()
 		return usageError{err}

@@ -15,6 +15,9 @@ import (
 const gcPercent = 400
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == reaperArg {
+		os.Exit(min(reap(readGroups(os.Stdin), "/proc", os.Args[2]), 1))
+	}
 	if _, set := os.LookupEnv("GOGC"); !set {
 		debug.SetGCPercent(gcPercent)
 	}
@@ -23,6 +26,9 @@ func main() {
 		Stdout: os.Stdout,
 		Stderr: os.Stderr,
 		Env:    os.Environ(),
+	}
+	if self, err := os.Executable(); err == nil {
+		app.Self = self
 	}
 	os.Exit(app.Main(context.Background(), os.Args[1:]))
 }

@@ -101,12 +101,17 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	interactive, color, progressOut := a.progressMode(*progress, cfg)
+	var reaping *reaper
+	if !*dry {
+		reaping = startReaper(a.Self, log)
+		defer reaping.close()
+	}
 	opts := runner.Options{
 		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Filter: *filter, Shard: sh,
 		Format: runner.Format(*format), Stdout: a.Stdout, Progress: progressOut, Interactive: interactive, Color: color,
 		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
-		Environ: a.toolEnviron(), Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(),
-		Compaction: cfg.Compact.config(0),
+		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
+		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
 	}
 	if cfg.GitHubActions {
 		opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout)
