@@ -40,8 +40,7 @@ type Decoder struct {
 	usage  protocol.Usage
 	reason string
 
-	queue []protocol.Message // queue[head-1] is the current message, the rest are still to come
-	head  int
+	queue transport.Queue
 	wire  wireEvent // the event being applied, reused to spare an allocation per event
 	done  bool      // message_stop seen
 	err   error
@@ -62,12 +61,7 @@ func NewDecoder(r io.Reader) *Decoder {
 }
 
 // Message returns the message read by the last successful Next.
-func (d *Decoder) Message() protocol.Message {
-	if d.head == 0 {
-		return protocol.Message{}
-	}
-	return d.queue[d.head-1]
-}
+func (d *Decoder) Message() protocol.Message { return d.queue.Message() }
 
 // Err returns why the stream ended early; nil after message_stop.
 func (d *Decoder) Err() error { return d.err }
@@ -78,23 +72,27 @@ const errNoStop = "stream ended without message_stop"
 // Next advances to the next message. It returns false after the stop message, or when
 // the stream failed (see Err).
 func (d *Decoder) Next() bool {
-	for {
-		if d.head < len(d.queue) {
-			d.head++
-			return true
-		}
-		d.queue, d.head = d.queue[:0], 0
-		if d.done || d.err != nil {
+	for !d.queue.Next() {
+		if !d.fill() {
 			return false
-		}
-		if !d.sse.Next() {
-			d.err = d.endError()
-			return false
-		}
-		if e := d.sse.Borrow(); !e.Comment {
-			d.event(e)
 		}
 	}
+	return true
+}
+
+// fill applies SSE events until the queue has a message or the stream is over.
+func (d *Decoder) fill() bool {
+	if d.done || d.err != nil {
+		return false
+	}
+	if !d.sse.Next() {
+		d.err = d.endError()
+		return false
+	}
+	if e := d.sse.Borrow(); !e.Comment {
+		d.event(e)
+	}
+	return true
 }
 
 // endError says why the SSE stream ended before message_stop.
@@ -109,7 +107,7 @@ func (d *Decoder) endError() error {
 	return err
 }
 
-func (d *Decoder) emit(m protocol.Message) { d.queue = append(d.queue, m) }
+func (d *Decoder) emit(m protocol.Message) { d.queue.Push(m) }
 
 func (d *Decoder) fail(format string, args ...any) {
 	d.err = &transport.Error{Kind: protocol.ErrStream, Message: fmt.Sprintf(format, args...)}

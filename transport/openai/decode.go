@@ -27,9 +27,7 @@ type Decoder struct {
 	events *sse.Decoder
 	head   *wire.HeadReader // the body until the first data event
 
-	queue []protocol.Message // queue[qi:] is not yet yielded
-	qi    int
-	msg   protocol.Message
+	queue transport.Queue
 	err   error
 	done  bool
 
@@ -58,7 +56,7 @@ func NewDecoder(r io.Reader) *Decoder {
 }
 
 // Message returns the message read by the last successful Next.
-func (d *Decoder) Message() protocol.Message { return d.msg }
+func (d *Decoder) Message() protocol.Message { return d.queue.Message() }
 
 // Err returns nil after a complete stream, otherwise why it is incomplete: a
 // *transport.Error for anything the server sent, or the body's read error.
@@ -67,15 +65,20 @@ func (d *Decoder) Err() error { return d.err }
 // Next advances to the next message. It returns false at the end of the stream or on
 // an error.
 func (d *Decoder) Next() bool {
-	for d.qi == len(d.queue) {
-		if d.done || d.err != nil {
+	for !d.queue.Next() {
+		if !d.fill() {
 			return false
 		}
-		d.queue, d.qi = d.queue[:0], 0
-		d.step()
 	}
-	d.msg = d.queue[d.qi]
-	d.qi++
+	return true
+}
+
+// fill decodes until the queue has a message or the stream is over.
+func (d *Decoder) fill() bool {
+	if d.done || d.err != nil {
+		return false
+	}
+	d.step()
 	return true
 }
 
@@ -147,16 +150,16 @@ func (d *Decoder) apply(ch choice) {
 	dl := ch.Delta
 	switch {
 	case dl.ReasoningContent != "":
-		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindThinking, Text: dl.ReasoningContent})
+		d.queue.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.ReasoningContent})
 	case dl.Reasoning != "":
-		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindThinking, Text: dl.Reasoning})
+		d.queue.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.Reasoning})
 	}
 	if dl.Content != "" {
-		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindText, Text: dl.Content})
+		d.queue.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Content})
 	}
 	if dl.Refusal != "" {
 		d.refused = true
-		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindText, Text: dl.Refusal})
+		d.queue.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Refusal})
 	}
 	for _, tc := range dl.ToolCalls {
 		d.addCall(tc.Index, tc.ID, tc.Function)
@@ -261,7 +264,7 @@ func (d *Decoder) flushCalls() {
 		if input == "" {
 			input = "{}"
 		}
-		d.queue = append(d.queue, protocol.Message{Kind: protocol.KindToolCall,
+		d.queue.Push(protocol.Message{Kind: protocol.KindToolCall,
 			Call: protocol.ToolCall{Name: c.name, ID: id, Input: input}})
 		d.emitted++
 	}
@@ -273,8 +276,7 @@ func (d *Decoder) flushCalls() {
 // complete ends a finished stream: pending tool calls, usage, stop.
 func (d *Decoder) complete() {
 	d.flushCalls()
-	d.queue = append(d.queue,
-		protocol.Message{Kind: protocol.KindUsage, Usage: d.usage},
+	d.queue.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage},
 		protocol.Message{Kind: protocol.KindStop, Reason: d.stopReason()})
 	d.done = true
 }

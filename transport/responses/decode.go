@@ -25,9 +25,7 @@ type Decoder struct {
 	events *sse.Decoder
 	head   *wire.HeadReader // the body until the first event
 
-	queue []protocol.Message // queue[qi:] is not yet yielded
-	qi    int
-	msg   protocol.Message
+	queue transport.Queue
 	err   error
 	done  bool
 
@@ -56,7 +54,7 @@ func NewDecoder(r io.Reader) *Decoder {
 }
 
 // Message returns the message read by the last successful Next.
-func (d *Decoder) Message() protocol.Message { return d.msg }
+func (d *Decoder) Message() protocol.Message { return d.queue.Message() }
 
 // Err returns nil after a complete stream, otherwise why it is incomplete: a
 // *transport.Error for anything the server sent, or the body's read error.
@@ -65,15 +63,20 @@ func (d *Decoder) Err() error { return d.err }
 // Next advances to the next message. It returns false at the end of the stream or on
 // an error.
 func (d *Decoder) Next() bool {
-	for d.qi == len(d.queue) {
-		if d.done || d.err != nil {
+	for !d.queue.Next() {
+		if !d.fill() {
 			return false
 		}
-		d.queue, d.qi = d.queue[:0], 0
-		d.step()
 	}
-	d.msg = d.queue[d.qi]
-	d.qi++
+	return true
+}
+
+// fill decodes until the queue has a message or the stream is over.
+func (d *Decoder) fill() bool {
+	if d.done || d.err != nil {
+		return false
+	}
+	d.step()
 	return true
 }
 
@@ -206,7 +209,7 @@ func (d *Decoder) apply(typ string, e *event) {
 
 func (d *Decoder) emit(kind protocol.Kind, text string) {
 	if text != "" {
-		d.queue = append(d.queue, protocol.Message{Kind: kind, Text: text})
+		d.queue.Push(protocol.Message{Kind: kind, Text: text})
 	}
 }
 
@@ -270,7 +273,7 @@ func (d *Decoder) emitCall(c *fnCall) {
 	if input == "" {
 		input = "{}"
 	}
-	d.queue = append(d.queue, protocol.Message{Kind: protocol.KindToolCall,
+	d.queue.Push(protocol.Message{Kind: protocol.KindToolCall,
 		Call: protocol.ToolCall{Name: c.name, ID: id, Input: input}})
 	d.emitted++
 }
@@ -290,8 +293,7 @@ func (d *Decoder) finish(e *event, reason string) {
 	if e.Response != nil && e.Response.Usage != nil {
 		u = normalizeUsage(*e.Response.Usage)
 	}
-	d.queue = append(d.queue,
-		protocol.Message{Kind: protocol.KindUsage, Usage: u},
+	d.queue.Push(protocol.Message{Kind: protocol.KindUsage, Usage: u},
 		protocol.Message{Kind: protocol.KindStop, Reason: reason})
 	d.done = true
 }
