@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// deviceFiles may be read and written (and their terminals controlled) at every level.
+var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// ApplyLandlock restricts every thread of the calling process, and what it starts, to
+// the filesystem of s: read and execute where s binds, write where s binds writable,
+// nothing elsewhere. inRoot says the process already lives in the root EnterRoot made
+// (level strict), so paths are the sandbox's own; otherwise (level landlock) the rules
+// are on host paths, with the hidden paths carved out and, for the network, TCP connect
+// allowed only to proxyPort (0: no TCP at all). It returns the ABI in force.
+func ApplyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int) (int, error) {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return 0, fmt.Errorf("landlock: not available: %v", err)
+	}
+	cfg := landlock.V7
+	rules := landlockRules(s, inRoot, hidden)
+	if inRoot {
+		cfg.HandledAccessNet = 0 // the empty network namespace is the network layer
+	} else if proxyPort > 0 {
+		rules = append(rules, landlock.ConnectTCP(uint16(proxyPort)))
+	}
+	if err := cfg.BestEffort().Restrict(rules...); err != nil {
+		return 0, fmt.Errorf("landlock: %w", err)
+	}
+	return abi, nil
+}
+
+func landlockRules(s Spec, inRoot bool, hidden []string) []landlock.Rule {
+	var rules []landlock.Rule
+	devRule := landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing()
+	if inRoot {
+		rules = append(rules, landlock.RODirs("/"), devRule,
+			landlock.RWDirs("/tmp", "/dev/shm").IgnoreIfMissing(),
+			landlock.RWDirs("/dev/pts").WithIoctlDev().IgnoreIfMissing())
+		for _, b := range s.Binds() {
+			if b.Write {
+				rules = append(rules, landlock.RWDirs(b.Path).WithRefer().IgnoreIfMissing())
+			}
+		}
+		return rules
+	}
+	rules = append(rules, devRule, landlock.RODirs("/proc", "/dev").IgnoreIfMissing(),
+		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing())
+	if s.TempDir != "" {
+		rules = append(rules, landlock.RWDirs(s.TempDir).WithRefer())
+	}
+	for _, b := range s.Binds() {
+		var dirs, files []string
+		carve(b.Path, hidden, func(p string, dir bool) {
+			if dir {
+				dirs = append(dirs, p)
+			} else {
+				files = append(files, p)
+			}
+		})
+		read := llsys.AccessFSReadFile | llsys.AccessFSReadDir
+		if b.Exec {
+			read |= llsys.AccessFSExecute
+		}
+		access := landlock.AccessFSSet(read)
+		if b.Write {
+			access = landlock.V7.HandledAccessFS
+		}
+		if len(dirs) > 0 {
+			rules = append(rules, landlock.PathAccess(access, dirs...).IgnoreIfMissing())
+		}
+		if len(files) > 0 {
+			rules = append(rules, landlock.PathAccess(access&fileAccess, files...).IgnoreIfMissing())
+		}
+	}
+	return rules
+}
+
+// fileAccess are the rights that apply to a file (not a directory).
+const fileAccess = landlock.AccessFSSet(llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSReadFile |
+	llsys.AccessFSTruncate | llsys.AccessFSIoctlDev)
+
+// carve calls allow with path, or, when a hidden path lies below it, with each of its
+// entries instead, recursively, so that the hidden paths get no rule of their own or
+// of an ancestor: Landlock grants by hierarchy and cannot subtract. Symbolic links get
+// no rule (a rule would follow them); their targets are judged on their own.
+func carve(path string, hidden []string, allow func(p string, dir bool)) {
+	if slices.Contains(hidden, path) {
+		return
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+		return
+	}
+	below := false
+	for _, h := range hidden {
+		if strings.HasPrefix(h, path+"/") || (path == "/" && h != "/") {
+			below = true
+			break
+		}
+	}
+	if !below || !fi.IsDir() {
+		allow(path, fi.IsDir())
+		return
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return // an unreadable directory: no rule, so nothing below it is reachable
+	}
+	for _, e := range entries {
+		carve(filepath.Join(path, e.Name()), hidden, allow)
+	}
+}

@@ -1,0 +1,346 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// Paths inside the sandbox.
+const (
+	// ProxySocketPath is where the runner's proxy socket appears inside the sandbox.
+	ProxySocketPath = "/run/agentrun/proxy.sock"
+	// Hostname is the sandbox's host name.
+	Hostname = "agentrun-sandbox"
+)
+
+// SysProcAttr returns the attributes that start the worker in the namespaces of level
+// strict: user (the caller's uid and gid mapped to 0), mount, pid, ipc, uts and net.
+// Other levels start it in the caller's namespaces.
+func SysProcAttr(l Level) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if l != LevelStrict {
+		return a
+	}
+	a.Cloneflags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+		syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNET
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	a.Setpgid = false // pid 1 of its namespace leads its own group already
+	return a
+}
+
+// EnterRoot builds the sandbox's filesystem and makes it the root of the calling
+// process, which must be pid 1 of the namespaces SysProcAttr(LevelStrict) makes: the
+// binds of s read-only or writable as its mode says, the hidden paths masked, a private
+// /tmp, a fresh /proc of the pid namespace, a minimal /dev, and the proxy socket.
+func EnterRoot(s Spec, hidden []string) error {
+	if err := enterRoot(s, hidden); err != nil {
+		return fmt.Errorf("sandbox root: %w", err)
+	}
+	return nil
+}
+
+func enterRoot(s Spec, hidden []string) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	// bubblewrap's sequence: a tmpfs on /tmp becomes the root, the host's root stays
+	// reachable below it as /oldroot, and the new root is assembled in /newroot.
+	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount base tmpfs: %w", err)
+	}
+	for _, d := range []string{"/tmp/oldroot", "/tmp/newroot"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.PivotRoot("/tmp", "/tmp/oldroot"); err != nil {
+		return fmt.Errorf("pivot to base: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", "/newroot", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+		return fmt.Errorf("mount root tmpfs: %w", err)
+	}
+	for _, b := range s.Binds() {
+		if err := bind(b); err != nil {
+			return err
+		}
+	}
+	for _, h := range hidden {
+		if err := mask(h); err != nil {
+			return err
+		}
+	}
+	if err := makeScratch(s); err != nil {
+		return err
+	}
+	if err := makeDev(); err != nil {
+		return err
+	}
+	if s.Network() {
+		if err := bindFile("/oldroot"+s.ProxySocket, "/newroot"+ProxySocketPath); err != nil {
+			return fmt.Errorf("proxy socket: %w", err)
+		}
+	}
+	if err := unix.Chdir("/newroot"); err != nil {
+		return err
+	}
+	// pivot_root(".", ".") stacks the old root on the new one; detaching it leaves
+	// nothing of the host but what was bound.
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot to new root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach old root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("make root read-only: %w", err)
+	}
+	if err := unix.Sethostname([]byte(Hostname)); err != nil {
+		return fmt.Errorf("hostname: %w", err)
+	}
+	return nil
+}
+
+// bind makes host path b.Path visible at the same path in the new root.
+func bind(b Bind) error {
+	src := "/oldroot" + b.Path
+	fi, err := os.Lstat(src)
+	if err != nil {
+		if b.Optional && errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return fmt.Errorf("bind %s: %w", b.Path, err)
+	}
+	dst := "/newroot" + b.Path
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if _, err := os.Lstat(dst); err == nil {
+			return nil
+		}
+		return os.Symlink(target, dst)
+	}
+	if err := mountPoint(dst, fi.IsDir()); err != nil {
+		return fmt.Errorf("bind %s: %w", b.Path, err)
+	}
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", b.Path, err)
+	}
+	flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV)
+	if !b.Write {
+		flags |= unix.MS_RDONLY
+	}
+	if !b.Exec {
+		flags |= unix.MS_NOEXEC
+	}
+	return remountTree(dst, flags)
+}
+
+// remountTree applies flags to the mount at dst and to every mount below it, keeping
+// the flags the kernel locks in a user namespace.
+func remountTree(dst string, flags uintptr) error {
+	points, err := mountsUnder(dst)
+	if err != nil {
+		return err
+	}
+	for _, p := range points {
+		var st unix.Statfs_t
+		if err := unix.Statfs(p, &st); err != nil {
+			continue // a mount point this process cannot reach (an unreadable directory)
+		}
+		keep := uintptr(0)
+		for _, f := range [][2]uintptr{{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV},
+			{unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME},
+			{unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME}, {unix.ST_RDONLY, unix.MS_RDONLY}} {
+			if uintptr(st.Flags)&f[0] != 0 {
+				keep |= f[1]
+			}
+		}
+		if err := unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_BIND|flags|keep, ""); err != nil {
+			return fmt.Errorf("remount %s: %w", strings.TrimPrefix(p, "/newroot"), err)
+		}
+	}
+	return nil
+}
+
+// mountsUnder lists the mount points at or below dir, parents first.
+func mountsUnder(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		p := unescapeMount(fields[4])
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			out = append(out, p)
+		}
+	}
+	return out, sc.Err()
+}
+
+// unescapeMount undoes mountinfo's octal escapes of space, tab, newline and backslash.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			n := 0
+			ok := true
+			for _, c := range s[i+1 : i+4] {
+				if c < '0' || c > '7' {
+					ok = false
+					break
+				}
+				n = n*8 + int(c-'0')
+			}
+			if ok {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// mountPoint makes dst exist as a directory or an empty file.
+func mountPoint(dst string, dir bool) error {
+	if _, err := os.Lstat(dst); err == nil {
+		return nil
+	}
+	if dir {
+		return os.MkdirAll(dst, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// mask hides a host path that the binds exposed: an empty read-only tmpfs over a
+// directory, /dev/null over a file.
+func mask(p string) error {
+	dst := "/newroot" + p
+	fi, err := os.Lstat(dst)
+	if err != nil {
+		return nil // not visible in the sandbox, nothing to hide
+	}
+	if fi.IsDir() {
+		if err := unix.Mount("tmpfs", dst, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=0,mode=0500"); err != nil {
+			return fmt.Errorf("mask %s: %w", p, err)
+		}
+		return nil
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return nil // a link leads somewhere that is masked or absent in its own right
+	}
+	if err := unix.Mount("/oldroot/dev/null", dst, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("mask %s: %w", p, err)
+	}
+	return remountTree(dst, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)
+}
+
+// makeScratch gives the sandbox a private /tmp, /dev/shm and /run, and the home
+// directory when it is not bound.
+func makeScratch(s Spec) error {
+	for _, d := range []string{"/newroot/tmp", "/newroot/run/agentrun"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount("tmpfs", "/newroot/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("mount /tmp: %w", err)
+	}
+	if s.Home != "" {
+		if _, err := os.Stat("/newroot" + s.Home); err != nil {
+			if err := os.MkdirAll("/newroot"+s.Home, 0o755); err != nil {
+				return err
+			}
+		}
+		if !s.Mode.External.Has(PermRead) {
+			if err := unix.Mount("tmpfs", "/newroot"+s.Home, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+				return fmt.Errorf("mount home: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// devices are bound from the host into the minimal /dev.
+var devices = []string{"null", "zero", "full", "random", "urandom", "tty"}
+
+func makeDev() error {
+	if err := os.MkdirAll("/newroot/dev", 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", "/newroot/dev", "tmpfs", unix.MS_NOSUID|unix.MS_NOEXEC, "mode=0755"); err != nil {
+		return fmt.Errorf("mount /dev: %w", err)
+	}
+	for _, d := range devices {
+		if err := bindFile("/oldroot/dev/"+d, "/newroot/dev/"+d); err != nil && d != "tty" {
+			return fmt.Errorf("/dev/%s: %w", d, err)
+		}
+	}
+	for name, target := range map[string]string{"fd": "/proc/self/fd", "stdin": "/proc/self/fd/0",
+		"stdout": "/proc/self/fd/1", "stderr": "/proc/self/fd/2", "ptmx": "pts/ptmx"} {
+		if err := os.Symlink(target, "/newroot/dev/"+name); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"/newroot/dev/shm", "/newroot/dev/pts"} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return err
+		}
+	}
+	if err := unix.Mount("tmpfs", "/newroot/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("mount /dev/shm: %w", err)
+	}
+	// A private pseudo-terminal instance, for tools that want a terminal; optional.
+	_ = unix.Mount("devpts", "/newroot/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")
+	return nil
+}
+
+// bindFile binds one host file at dst.
+func bindFile(src, dst string) error {
+	if err := mountPoint(dst, false); err != nil {
+		return err
+	}
+	return unix.Mount(src, dst, "", unix.MS_BIND, "")
+}

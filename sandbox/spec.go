@@ -1,0 +1,170 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Perm is one octal digit of a bash_mode: read=4, write=2, execute=1.
+type Perm uint8
+
+// The bits of a Perm.
+const (
+	PermExecute Perm = 1
+	PermWrite   Perm = 2
+	PermRead    Perm = 4
+)
+
+// Has reports whether p holds every bit of q.
+func (p Perm) Has(q Perm) bool { return p&q == q }
+
+// Mode is a bash_mode's four digits: system, external, network, workspace.
+type Mode struct {
+	System, External, Network, Workspace Perm
+}
+
+// ParseMode parses a bash_mode such as "0467".
+func ParseMode(s string) (Mode, error) {
+	if len(s) != 4 {
+		return Mode{}, fmt.Errorf("bash_mode %q: want four octal digits such as \"0467\"", s)
+	}
+	n, err := strconv.ParseUint(s, 8, 16)
+	if err != nil {
+		return Mode{}, fmt.Errorf("bash_mode %q: want four octal digits such as \"0467\"", s)
+	}
+	return Mode{System: Perm(n >> 9 & 7), External: Perm(n >> 6 & 7), Network: Perm(n >> 3 & 7), Workspace: Perm(n & 7)}, nil
+}
+
+// String returns the four digits.
+func (m Mode) String() string {
+	return fmt.Sprintf("%d%d%d%d", m.System, m.External, m.Network, m.Workspace)
+}
+
+// Spec is what one session's worker may touch. Paths are absolute and clean.
+type Spec struct {
+	Level Level
+	Mode  Mode
+	// Workspace is the session's working directory.
+	Workspace string
+	// Home is the user's home directory as tools see it ($HOME).
+	Home string
+	// Writable and Readable are the spec's extra paths (sandbox.writable/readable).
+	Writable, Readable []string
+	// TempDir is a private scratch directory of the session on the host, used as
+	// TMPDIR where /tmp cannot be private (level landlock).
+	TempDir string
+	// ProxySocket is the unix socket of the runner's network proxy; empty when the
+	// network digit is 0.
+	ProxySocket string
+}
+
+// Network reports whether tools may reach the network (through the proxy).
+func (s Spec) Network() bool { return s.Mode.Network != 0 && s.ProxySocket != "" }
+
+// runtimeDirs hold the programs and libraries every command needs; they are always
+// readable and executable, whatever the system digit says, and writable only with the
+// system write bit.
+var runtimeDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// systemDirs are the rest of the system scope: visible only with the system read bit.
+var systemDirs = []string{"/var", "/boot", "/srv", "/snap"}
+
+// virtualDirs are never taken from the host: the sandbox makes its own.
+var virtualDirs = []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/var/run", "/lost+found"}
+
+// maskedFiles are hidden (an empty file or directory in their place) unless the system
+// read bit is set: credentials of the machine.
+var maskedFiles = []string{
+	"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
+	"/etc/ssh", "/etc/ssl/private", "/etc/machine-id",
+}
+
+// sensitiveHome are the credential stores under $HOME, hidden unless the system read
+// bit is set (the safety policy counts them as system scope).
+var sensitiveHome = []string{
+	".ssh", ".gnupg", ".aws", ".docker", ".kube", ".azure", ".netrc", ".git-credentials",
+	".npmrc", ".pypirc", ".config/gcloud", ".config/gh", ".config/hub", ".password-store",
+	".local/share/keyrings", ".agentrun",
+}
+
+// Hidden returns the host paths the sandbox masks: machine credentials and the
+// credential stores in the home directory, plus extra (the runner's own state, such as
+// its output and home directories).
+func (s Spec) Hidden(extra ...string) []string {
+	if s.Mode.System.Has(PermRead) {
+		return slices.Clone(extra)
+	}
+	out := slices.Clone(maskedFiles)
+	if s.Home != "" && s.Home != "/" {
+		for _, h := range sensitiveHome {
+			out = append(out, filepath.Join(s.Home, h))
+		}
+	}
+	return append(out, extra...)
+}
+
+// Bind is one host path made visible in the sandbox.
+type Bind struct {
+	Path     string
+	Write    bool
+	Exec     bool
+	Optional bool // a path that may not exist
+}
+
+// Binds returns the host paths visible to the worker, parents before children, and the
+// paths to hide on top of them. It is the one description of the filesystem that both
+// the mount namespace and the Landlock rules are built from.
+func (s Spec) Binds() []Bind {
+	var b []Bind
+	sysW := s.Mode.System.Has(PermWrite)
+	for _, d := range runtimeDirs {
+		b = append(b, Bind{Path: d, Write: sysW, Exec: true, Optional: true})
+	}
+	if s.Mode.System.Has(PermRead) {
+		for _, d := range systemDirs {
+			b = append(b, Bind{Path: d, Write: sysW, Exec: s.Mode.System.Has(PermExecute), Optional: true})
+		}
+	}
+	if s.Mode.External.Has(PermRead) {
+		for _, d := range externalDirs() {
+			b = append(b, Bind{Path: d, Write: s.Mode.External.Has(PermWrite), Exec: s.Mode.External.Has(PermExecute), Optional: true})
+		}
+	} else if s.Home != "" {
+		// Without external read the home directory exists but is empty (tmpfs).
+		b = append(b, Bind{Path: s.Home, Optional: true})
+	}
+	for _, r := range s.Readable {
+		b = append(b, Bind{Path: r, Exec: true, Optional: true})
+	}
+	if s.Workspace != "" {
+		b = append(b, Bind{Path: s.Workspace, Write: s.Mode.Workspace.Has(PermWrite), Exec: s.Mode.Workspace.Has(PermExecute)})
+	}
+	for _, w := range s.Writable {
+		b = append(b, Bind{Path: w, Write: true, Exec: true, Optional: true})
+	}
+	slices.SortStableFunc(b, func(x, y Bind) int { return strings.Count(x.Path, "/") - strings.Count(y.Path, "/") })
+	return b
+}
+
+// externalDirs are the host's top-level directories that belong to no other scope.
+func externalDirs() []string {
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		p := "/" + e.Name()
+		if slices.Contains(runtimeDirs, p) || slices.Contains(systemDirs, p) || slices.Contains(virtualDirs, p) {
+			continue
+		}
+		if e.IsDir() || e.Type()&os.ModeSymlink == 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
