@@ -125,6 +125,7 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 			ts = env.TS.UTC().Format(TimeFormat)
 		}
 		o.str("ts", ts)
+		appendSandbox(&o, s.Sandbox)
 	case KindResult:
 		appendResult(&o, resultOrZero(m.Final))
 	}
@@ -174,6 +175,7 @@ type wireEvent struct {
 	Model     string          `json:"model"`
 	Cwd       string          `json:"cwd"`
 	Tools     []string        `json:"tools"`
+	Sandbox   *Sandbox        `json:"sandbox"`
 }
 
 // ParseEvent decodes one event line written by AppendEvent. Unknown fields are
@@ -237,7 +239,7 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 		m.Sub = &SubAgent{SessionID: w.SubID, Timestamp: w.Timestamp, Status: w.Status}
 	case KindSessionStart:
 		m.Session = &SessionStart{SessionID: w.SessionID, JobID: w.JobID, Provider: w.Provider,
-			Model: w.Model, Cwd: w.Cwd, Tools: w.Tools, TS: w.TS}
+			Model: w.Model, Cwd: w.Cwd, Tools: w.Tools, TS: w.TS, Sandbox: normalSandbox(w.Sandbox)}
 		if m.Session.Tools == nil {
 			m.Session.Tools = []string{}
 		}
@@ -247,9 +249,18 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 			return Message{}, Envelope{}, fmt.Errorf("parse event: result: %w", err)
 		}
 		r.StructuredOutput = normalJSON(r.StructuredOutput, true)
+		r.Sandbox = normalSandbox(r.Sandbox)
 		m.Final = &r
 	}
 	return m, env, nil
+}
+
+// normalSandbox gives a decoded sandbox the empty layer list AppendEvent writes.
+func normalSandbox(s *Sandbox) *Sandbox {
+	if s != nil && s.Layers == nil {
+		s.Layers = []string{}
+	}
+	return s
 }
 
 // inputText turns the input member of a tool_call event back into the model's text: a

@@ -42,6 +42,9 @@ func messagesWith(s string) map[string]protocol.Message {
 		"session start": {Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
 			SessionID: "s1" + s, JobID: "fix-vet" + s, Provider: "anthropic", Model: "claude-sonnet-4-6" + s,
 			Cwd: "/work/" + s, Tools: []string{"Read", s, "Bash"}, TS: "2026-05-06T12:00:00.000Z"}},
+		"session start with sandbox": {Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
+			SessionID: "s1", Tools: []string{}, TS: "2026-05-06T12:00:00.000Z",
+			Sandbox: &protocol.Sandbox{Level: "strict", Layers: []string{"userns", "landlock"}}}},
 		"sub-agent start": {Kind: protocol.KindSubAgentStart, Parent: "toolu_task", Sub: &protocol.SubAgent{
 			SessionID: "sub_1" + s, Description: "scan" + s, Prompt: s, Timestamp: "2026-05-06T12:00:00Z"}},
 		"sub-agent end": {Kind: protocol.KindSubAgentEnd, Sub: &protocol.SubAgent{
@@ -59,6 +62,8 @@ func messagesWith(s string) map[string]protocol.Message {
 			Retries: 1, Attempts: 2, SpecDigest: "sha256:" + s, Key: "fix-vet.r1" + s}},
 		"result with nulls": {Kind: protocol.KindResult, Final: &protocol.Result{
 			SessionID: "s2", Status: protocol.StatusCrashed, IsError: true, Result: s}},
+		"result with sandbox": {Kind: protocol.KindResult, Final: &protocol.Result{
+			SessionID: "s3", Status: protocol.StatusSuccess, Sandbox: &protocol.Sandbox{Level: "off", Layers: []string{}}}},
 	}
 }
 

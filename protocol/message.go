@@ -4,7 +4,10 @@
 // nothing but the standard library.
 package protocol
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Kind says what a Message is. The zero value means "unset" and is never valid.
 type Kind uint8
@@ -251,6 +254,25 @@ type SessionStart struct {
 	Cwd       string   `json:"cwd"`
 	Tools     []string `json:"tools"`
 	TS        string   `json:"ts"`
+	// Sandbox is the confinement the session's tools run under; nil when unknown.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Sandbox says how a session's tools are confined: the level, and the kernel layers in
+// force (namespaces, landlock, seccomp, ...), comma-free words.
+type Sandbox struct {
+	Level  string   `json:"level"`
+	Layers []string `json:"layers"`
+}
+
+// joinLayers and splitLayers carry Sandbox in RESP extension pairs.
+func (s *Sandbox) joinLayers() string { return strings.Join(s.Layers, ",") }
+
+func splitLayers(v string) []string {
+	if v == "" {
+		return []string{}
+	}
+	return strings.Split(v, ",")
 }
 
 // SchemaVersion is the version of the event schema, written in every session_start.

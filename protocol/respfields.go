@@ -26,6 +26,8 @@ const (
 	extDesc       = "description"
 	extPrompt     = "prompt"
 	extTimestamp  = "timestamp"
+	extSandbox    = "sandbox_level"
+	extLayers     = "sandbox_layers"
 )
 
 // frame accumulates the fields of one message being encoded.
@@ -105,6 +107,9 @@ func fieldsOf(m Message) ([]string, error) {
 		s := sessionOrZero(m.Session)
 		f.add(s.SessionID, s.JobID, s.Provider, s.Model, s.Cwd, s.TS, countField(len(s.Tools), s.Tools == nil))
 		f.add(s.Tools...)
+		if s.Sandbox != nil {
+			f.add(extSandbox, s.Sandbox.Level, extLayers, s.Sandbox.joinLayers())
+		}
 	case KindSubAgentStart:
 		s := subOrZero(m.Sub)
 		f.add(s.SessionID, s.Description, s.Prompt, s.Timestamp)
@@ -112,7 +117,11 @@ func fieldsOf(m Message) ([]string, error) {
 		s := subOrZero(m.Sub)
 		f.add(s.SessionID, s.Status, s.Timestamp)
 	case KindResult:
-		addResult(&f, resultOrZero(m.Final))
+		r := resultOrZero(m.Final)
+		addResult(&f, r)
+		if r.Sandbox != nil {
+			f.add(extSandbox, r.Sandbox.Level, extLayers, r.Sandbox.joinLayers())
+		}
 	default:
 		return nil, fmt.Errorf("encode: invalid kind %d", m.Kind)
 	}
@@ -226,6 +235,26 @@ func messageOf(k Kind, fields []string) (Message, error) {
 func (m *Message) setExt(name, value string) error {
 	if name == extParent {
 		m.Parent = value
+		return nil
+	}
+	if name == extSandbox || name == extLayers {
+		var sb **Sandbox
+		switch {
+		case m.Kind == KindSessionStart && m.Session != nil:
+			sb = &m.Session.Sandbox
+		case m.Kind == KindResult && m.Final != nil:
+			sb = &m.Final.Sandbox
+		default:
+			return nil
+		}
+		if *sb == nil {
+			*sb = &Sandbox{Layers: []string{}}
+		}
+		if name == extSandbox {
+			(*sb).Level = value
+		} else {
+			(*sb).Layers = splitLayers(value)
+		}
 		return nil
 	}
 	switch m.Kind {

@@ -72,6 +72,8 @@ type Result struct {
 	SpecDigest string `json:"spec_digest,omitempty"`
 	// Key is the session's stable key within the run.
 	Key string `json:"key,omitempty"`
+	// Sandbox is the confinement the session's tools ran under.
+	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
 // Check is the outcome of one post-run check command.
@@ -143,4 +145,21 @@ func appendResult(o *jsonObject, r Result) {
 	o.int("attempts", int64(r.Attempts))
 	o.strOpt("spec_digest", r.SpecDigest)
 	o.strOpt("key", r.Key)
+	appendSandbox(o, r.Sandbox)
+}
+
+// appendSandbox writes the sandbox member when there is one.
+func appendSandbox(o *jsonObject, s *Sandbox) {
+	if s == nil {
+		return
+	}
+	o.key("sandbox")
+	so := jsonObject{buf: append(o.buf, '{'), first: true}
+	so.str("level", s.Level)
+	layers := s.Layers
+	if layers == nil {
+		layers = []string{}
+	}
+	so.strings("layers", layers)
+	o.buf = append(so.buf, '}')
 }

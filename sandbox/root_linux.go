@@ -71,6 +71,9 @@ func enterRoot(s Spec, hidden []string) error {
 	if err := unix.Mount("tmpfs", "/newroot", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 		return fmt.Errorf("mount root tmpfs: %w", err)
 	}
+	if err := makeScratch(s); err != nil {
+		return err
+	}
 	for _, b := range s.Binds() {
 		if err := bind(b); err != nil {
 			return err
@@ -80,9 +83,6 @@ func enterRoot(s Spec, hidden []string) error {
 		if err := mask(h); err != nil {
 			return err
 		}
-	}
-	if err := makeScratch(s); err != nil {
-		return err
 	}
 	if err := makeDev(); err != nil {
 		return err

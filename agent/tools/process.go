@@ -103,9 +103,11 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 	}
 
 	waitErr := cmd.Wait()
-	killGroup(pgid)
-	if groups != nil {
-		groups.Ended(pgid)
+	if env == nil || !env.KeepBackground || runCtx.Err() != nil {
+		killGroup(pgid)
+		if groups != nil {
+			groups.Ended(pgid)
+		}
 	}
 	// Whatever escaped the group (setsid) may still hold the pipes: stop reading soon.
 	deadline := time.Now().Add(drainGrace)

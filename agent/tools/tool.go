@@ -52,6 +52,10 @@ type Env struct {
 	// Groups, when set, hears of the process group of every command from its start until
 	// it has been killed.
 	Groups Groups
+	// KeepBackground lets what a command started in the background outlive the call
+	// (a server started with & answers in the next call). Only a supervisor that ends
+	// them with the session may set it: the sandboxed worker does.
+	KeepBackground bool
 
 	realWS string // the Workspace with symbolic links resolved, once looked up
 }

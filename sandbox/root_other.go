@@ -1,0 +1,22 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"errors"
+	"syscall"
+)
+
+// ProxySocketPath is where the runner's proxy socket appears inside the sandbox.
+const ProxySocketPath = "/run/agentrun/proxy.sock"
+
+var errUnsupported = errors.New("sandbox: kernel confinement needs Linux")
+
+// SysProcAttr returns the attributes that start the worker: here only its own group.
+func SysProcAttr(Level) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+
+// EnterRoot is not available on this platform.
+func EnterRoot(Spec, []string) error { return errUnsupported }
+
+// ApplyLandlock is not available on this platform.
+func ApplyLandlock(Spec, bool, []string, int) (int, error) { return 0, errUnsupported }

@@ -1,0 +1,311 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentrun/agentrun/agent/tools"
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// Client is the runner's side of one session's worker. The worker starts at the first
+// request and is started again after it has exited idle. Requests are serialised. The
+// zero Client is not usable: call New.
+type Client struct {
+	cfg      Config
+	binary   string
+	activity func()
+
+	mu     sync.Mutex // one request at a time; guards proc, ready, seq
+	proc   *process
+	ready  *Ready
+	seq    int
+	starts int
+}
+
+// New returns a client that runs the worker as binary (the agentrun executable, which
+// dispatches Command to Main). activity, when set, hears of tool progress.
+func New(cfg Config, binary string, activity func()) *Client {
+	if activity == nil {
+		activity = func() {}
+	}
+	return &Client{cfg: cfg, binary: binary, activity: activity}
+}
+
+// Ready returns what the last worker reported once confined, or nil before the first
+// start.
+func (c *Client) Ready() *Ready {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ready == nil {
+		return nil
+	}
+	r := *c.ready
+	return &r
+}
+
+// Starts reports how many times a worker process was started.
+func (c *Client) Starts() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.starts
+}
+
+// RunTool runs one built-in tool call in the worker.
+func (c *Client) RunTool(ctx context.Context, name string, input json.RawMessage) tools.Result {
+	reply, err := c.request(ctx, func(id string) []string { return []string{frameCall, id, name, string(input)} })
+	if err != nil {
+		return tools.Result{Content: err.Error(), IsError: true}
+	}
+	if len(reply) != 4 || reply[0] != frameResult {
+		return tools.Result{Content: fmt.Sprintf("worker: unexpected reply %q", first(reply)), IsError: true}
+	}
+	return tools.Result{Content: reply[2], IsError: reply[3] == "1"}
+}
+
+// Exec runs a command (a check) in the worker, outside the tools' policy but inside
+// the sandbox.
+func (c *Client) Exec(ctx context.Context, command string, timeout time.Duration, maxOutput int) ExecResult {
+	reply, err := c.request(ctx, func(id string) []string {
+		return []string{frameExec, id, command, strconv.FormatInt(timeout.Milliseconds(), 10), strconv.Itoa(maxOutput)}
+	})
+	if err != nil {
+		return ExecResult{ExitCode: -1, Err: err}
+	}
+	if len(reply) != 6 || reply[0] != frameExecDone {
+		return ExecResult{ExitCode: -1, Err: fmt.Errorf("worker: unexpected reply %q", first(reply))}
+	}
+	r := ExecResult{Output: reply[2], ExitCode: atoi(reply[3]), TimedOut: reply[4] == "1"}
+	if reply[5] != "" {
+		r.Err = errors.New(reply[5])
+	}
+	return r
+}
+
+// request sends one request, starting the worker if needed, and returns its reply.
+func (c *Client) request(ctx context.Context, build func(id string) []string) ([]string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	id := strconv.Itoa(c.seq)
+	for try := 0; ; try++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("not run: %w", context.Cause(ctx))
+		}
+		if c.proc == nil {
+			p, ready, err := start(ctx, c.cfg, c.binary)
+			c.starts++
+			if err != nil {
+				return nil, err
+			}
+			c.proc, c.ready = p, &ready
+		}
+		reply, bye, err := c.proc.roundTrip(ctx, id, build(id), c.activity)
+		if bye || err != nil || ctx.Err() != nil {
+			c.proc.close()
+			c.proc = nil
+		}
+		if bye && try == 0 {
+			continue // the worker had exited idle before it read the request
+		}
+		if err != nil {
+			return nil, err
+		}
+		if bye {
+			return nil, errors.New("worker: exited idle twice in a row")
+		}
+		return reply, nil
+	}
+}
+
+// Close ends the worker, and with it every process of the session.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil {
+		return nil
+	}
+	err := c.proc.close()
+	c.proc = nil
+	return err
+}
+
+// process is one running worker.
+type process struct {
+	cmd    *exec.Cmd
+	req    *os.File
+	rep    *os.File
+	dec    *protocol.FrameDecoder
+	stderr *tailBuffer
+	wmu    sync.Mutex // the request pipe: a request, and a cancel from a context callback
+	buf    []byte
+}
+
+// startTimeout bounds the wait for a worker to report Ready.
+const startTimeout = 30 * time.Second
+
+// start launches a worker and waits until it is confined.
+func start(ctx context.Context, cfg Config, binary string) (*process, Ready, error) {
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, Ready{}, fmt.Errorf("worker: %w", err)
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, Ready{}, fmt.Errorf("worker: %w", err)
+	}
+	p := &process{req: reqW, rep: repR, stderr: &tailBuffer{max: 8 << 10}}
+	cmd := exec.Command(binary, Command)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.ExtraFiles = []*os.File{reqR, repW}
+	cmd.Stderr = p.stderr
+	cmd.SysProcAttr = sandbox.SysProcAttr(cfg.Spec.Level)
+	cmd.WaitDelay = time.Second
+	err = cmd.Start()
+	reqR.Close()
+	repW.Close()
+	if err != nil {
+		reqW.Close()
+		repR.Close()
+		return nil, Ready{}, fmt.Errorf("worker: start %s sandbox: %w", cfg.Spec.Level, err)
+	}
+	p.cmd = cmd
+	p.dec = protocol.NewFrameDecoder(repR, maxFrame)
+	if err := p.write(frameConfig, encodeJSON(cfg)); err != nil {
+		p.close()
+		return nil, Ready{}, p.exitError(err)
+	}
+	_ = repR.SetReadDeadline(time.Now().Add(startTimeout))
+	stopCancel := context.AfterFunc(ctx, func() { _ = repR.SetReadDeadline(time.Now()) })
+	ok := p.dec.Next()
+	stopCancel()
+	_ = repR.SetReadDeadline(time.Time{})
+	if !ok {
+		p.close()
+		return nil, Ready{}, p.exitError(p.dec.Err())
+	}
+	f := p.dec.Fields()
+	if len(f) == 2 && f[0] == frameFail {
+		p.close()
+		return nil, Ready{}, fmt.Errorf("worker: sandbox %s could not be set up: %s", cfg.Spec.Level, f[1])
+	}
+	var ready Ready
+	if err := want(f, frameReady, 2); err != nil {
+		p.close()
+		return nil, Ready{}, err
+	}
+	if err := json.Unmarshal([]byte(f[1]), &ready); err != nil {
+		p.close()
+		return nil, Ready{}, fmt.Errorf("worker: ready: %w", err)
+	}
+	return p, ready, nil
+}
+
+func (p *process) write(fields ...string) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	p.buf = protocol.AppendFrame(p.buf[:0], fields...)
+	_, err := p.req.Write(p.buf)
+	return err
+}
+
+// cancelGrace is how long a cancelled request may take to come back before the worker
+// is killed: the tools' own kill grace and a margin.
+const cancelGrace = 5 * time.Second
+
+// roundTrip writes a request and reads until its reply. bye reports that the worker
+// exited idle without running it.
+func (p *process) roundTrip(ctx context.Context, id string, req []string, activity func()) (reply []string, bye bool, err error) {
+	if err := p.write(req...); err != nil {
+		// A worker that exited idle closed its end: its BYE is still to be read.
+		if p.dec.Next() && len(p.dec.Fields()) == 1 && p.dec.Fields()[0] == frameBye {
+			return nil, true, nil
+		}
+		return nil, false, p.exitError(err)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		_ = p.write(frameCancel, id)
+		_ = p.rep.SetReadDeadline(time.Now().Add(cancelGrace))
+	})
+	defer stop()
+	for p.dec.Next() {
+		f := p.dec.Fields()
+		switch {
+		case len(f) == 2 && f[0] == frameActive:
+			activity()
+		case len(f) == 1 && f[0] == frameBye:
+			return nil, true, nil
+		case len(f) >= 2 && f[1] == id:
+			return append([]string(nil), f...), false, nil
+		}
+	}
+	return nil, false, p.exitError(p.dec.Err())
+}
+
+// close ends the worker: its input closes, and a worker that does not exit within a
+// grace period is killed, with everything in its sandbox.
+func (p *process) close() error {
+	p.req.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(cancelGrace):
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		err = <-done
+	}
+	p.rep.Close()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return nil // an exit status after its input closed is not the caller's problem
+	}
+	return err
+}
+
+// exitError describes a worker that stopped answering, with the end of its stderr.
+func (p *process) exitError(err error) error {
+	msg := "worker: stopped answering"
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	if t := p.stderr.String(); t != "" {
+		msg += ": " + t
+	}
+	return errors.New(msg)
+}
+
+// tailBuffer keeps the last max bytes written to it. It is safe for concurrent use.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.b)
+}

@@ -1,0 +1,20 @@
+//go:build !linux
+
+package worker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// confine has no kernel layers to apply on this platform: only level off runs.
+func confine(_ context.Context, _ *sync.WaitGroup, cfg Config) (Ready, []string, error) {
+	if cfg.Spec.Level != sandbox.LevelOff {
+		return Ready{}, nil, errors.New("sandbox levels other than off need Linux")
+	}
+	return Ready{Level: sandbox.LevelOff, PID: os.Getpid()}, nil, nil
+}

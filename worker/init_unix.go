@@ -1,0 +1,167 @@
+//go:build unix
+
+package worker
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// Command is the hidden subcommand that runs the worker: the binary that calls Main
+// must dispatch to it when its first argument is Command.
+const Command = "__worker"
+
+// The worker's file descriptors, as the runner and stage 1 pass them.
+const (
+	fdRequests = 3
+	fdReplies  = 4
+	fdConfig   = 5
+)
+
+// Main runs the worker process with the arguments after Command and returns its exit
+// code. Stage 1 (no arguments) reads the config, builds the sandbox's root when the
+// level is strict, starts stage 2 ("serve") and reaps every process until stage 2
+// ends; then it kills what is left and exits. Stage 2 confines itself and serves.
+func Main(args []string) int {
+	if len(args) > 0 && args[0] == "serve" {
+		return serveMain()
+	}
+	return initMain()
+}
+
+// initMain is stage 1: pid 1 of the sandbox's pid namespace at level strict, a child
+// subreaper otherwise.
+func initMain() int {
+	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
+	dec := protocol.NewFrameDecoder(in, maxFrame)
+	if !dec.Next() {
+		fmt.Fprintf(os.Stderr, "worker: no config: %v\n", dec.Err())
+		return 2
+	}
+	f := dec.Fields()
+	if err := want(f, frameConfig, 2); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	raw := f[1]
+	var cfg Config
+	if err := json.Unmarshal([]byte(raw), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: config: %v\n", err)
+		return 2
+	}
+	fail := func(err error) int {
+		_, _ = out.Write(protocol.AppendFrame(nil, frameFail, err.Error()))
+		return 1
+	}
+	if cfg.Spec.Level == sandbox.LevelStrict {
+		if err := sandbox.EnterRoot(cfg.Spec, cfg.Hidden); err != nil {
+			return fail(err)
+		}
+	} else if err := setSubreaper(); err != nil {
+		return fail(err)
+	}
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return fail(err)
+	}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return fail(err)
+	}
+	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agentrun-worker", Command, "serve"}, &syscall.ProcAttr{
+		Dir:   cfg.Spec.Workspace,
+		Env:   []string{},
+		Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), in.Fd(), out.Fd(), cfgR.Fd()},
+		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return fail(fmt.Errorf("start worker: %w", err))
+	}
+	_ = cfgR.Close()
+	_ = null.Close()
+	_, werr := cfgW.Write(protocol.AppendFrame(nil, frameConfig, raw))
+	_ = cfgW.Close()
+	_ = in.Close()
+	_ = out.Close()
+	if werr != nil {
+		fmt.Fprintf(os.Stderr, "worker: pass config: %v\n", werr)
+	}
+	code := reapUntil(pid)
+	killRest(cfg.Spec.Level == sandbox.LevelStrict)
+	return code
+}
+
+// reapUntil waits for every child until pid has ended and returns pid's exit code.
+func reapUntil(pid int) int {
+	for {
+		var ws syscall.WaitStatus
+		wpid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 1 // ECHILD: nothing left to wait for
+		}
+		if wpid == pid {
+			if ws.Signaled() {
+				return 128 + int(ws.Signal())
+			}
+			return ws.ExitStatus()
+		}
+	}
+}
+
+// killRest ends every process that is left: at level strict all of the pid
+// namespace; otherwise every descendant, which as a subreaper this process adopts.
+func killRest(namespace bool) {
+	if namespace {
+		_ = syscall.Kill(-1, syscall.SIGKILL)
+		for {
+			if _, err := syscall.Wait4(-1, nil, 0, nil); err != nil && err != syscall.EINTR {
+				return
+			}
+		}
+	}
+	for range 1000 {
+		kids := children(os.Getpid())
+		if len(kids) == 0 {
+			return
+		}
+		for _, k := range kids {
+			_ = syscall.Kill(-k, syscall.SIGKILL)
+			_ = syscall.Kill(k, syscall.SIGKILL)
+		}
+		for range kids {
+			_, _ = syscall.Wait4(-1, nil, 0, nil)
+		}
+	}
+}
+
+// children lists the child processes of pid.
+func children(pid int) []int {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}

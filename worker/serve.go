@@ -1,0 +1,192 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agentrun/agentrun/agent/tools"
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// serveMain is stage 2: it reads the config stage 1 passed, confines itself, reports
+// Ready and serves requests until its input ends or it exits idle.
+func serveMain() int {
+	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
+	cfgFile := os.NewFile(fdConfig, "config")
+	dec := protocol.NewFrameDecoder(cfgFile, maxFrame)
+	if !dec.Next() || want(dec.Fields(), frameConfig, 2) != nil {
+		fmt.Fprintf(os.Stderr, "worker: no config from stage 1: %v\n", dec.Err())
+		return 2
+	}
+	var cfg Config
+	if err := json.Unmarshal([]byte(dec.Fields()[1]), &cfg); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: config: %v\n", err)
+		return 2
+	}
+	_ = cfgFile.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // stops the network bridge before wg.Wait
+	s := &server{cfg: cfg, out: out}
+	ready, extra, err := confine(ctx, &wg, cfg)
+	if err != nil {
+		_ = s.send(frameFail, err.Error())
+		return 1
+	}
+	s.env = tools.Env{Workspace: cfg.Spec.Workspace, Home: cfg.Spec.Home, Timeout: cfg.Timeout,
+		ProcEnv: append(slices.Clone(cfg.Env), extra...), MaxOutput: cfg.MaxOutput, KeepBackground: true}
+	s.env.Policy, _ = tools.ParsePolicy(cfg.BashMode) // an invalid mode denies everything
+	if err := s.send(frameReady, encodeJSON(ready)); err != nil {
+		return 1
+	}
+	return s.serve(ctx, in)
+}
+
+// server answers one runner.
+type server struct {
+	cfg Config
+	env tools.Env
+	mu  sync.Mutex // serialises writes to out
+	out io.Writer
+	buf []byte
+}
+
+func (s *server) send(fields ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = protocol.AppendFrame(s.buf[:0], fields...)
+	_, err := s.out.Write(s.buf)
+	return err
+}
+
+// call is the request being run.
+type call struct {
+	id     string
+	cancel context.CancelFunc
+}
+
+// serve runs requests one at a time. It returns when in ends (the runner closed the
+// pipe or is gone) or, after IdleExit without a request, when no other process of the
+// session remains: then it says BYE first, so the runner knows that a request it sent
+// meanwhile was not run.
+func (s *server) serve(ctx context.Context, in *os.File) int {
+	frames := make(chan []string)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer in.Close() // ends the reader's blocked Read
+	stop := make(chan struct{})
+	defer close(stop)
+	wg.Go(func() {
+		defer close(frames)
+		dec := protocol.NewFrameDecoder(in, maxFrame)
+		for dec.Next() {
+			select {
+			case frames <- slices.Clone(dec.Fields()):
+			case <-stop:
+				return
+			}
+		}
+	})
+	idle := time.NewTimer(s.idleExit())
+	defer idle.Stop()
+	done := make(chan []string)
+	var cur *call
+	var running sync.WaitGroup
+	defer running.Wait()
+	for {
+		var idleC <-chan time.Time
+		if cur == nil && s.cfg.IdleExit > 0 {
+			idleC = idle.C
+		}
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				if cur != nil {
+					cur.cancel()
+				}
+				return 0
+			}
+			if len(f) >= 2 && f[0] == frameCancel {
+				if cur != nil && cur.id == f[1] {
+					cur.cancel()
+				}
+				continue
+			}
+			if cur != nil {
+				_ = s.send(frameResult, f[min(1, len(f)-1)], "worker busy: one request at a time", "1")
+				continue
+			}
+			cctx, cancel := context.WithCancel(ctx)
+			cur = &call{id: f[min(1, len(f)-1)], cancel: cancel}
+			running.Go(func() {
+				defer cancel()
+				done <- s.run(cctx, f)
+			})
+		case r := <-done:
+			cur = nil
+			if err := s.send(r...); err != nil {
+				return 1
+			}
+			idle.Reset(s.idleExit())
+		case <-idleC:
+			if othersAlive(s.cfg.Spec.Level == sandbox.LevelStrict) {
+				idle.Reset(s.idleExit())
+				continue
+			}
+			_ = s.send(frameBye)
+			return 0
+		}
+	}
+}
+
+func (s *server) idleExit() time.Duration {
+	if s.cfg.IdleExit <= 0 {
+		return time.Hour
+	}
+	return s.cfg.IdleExit
+}
+
+// run executes one request and returns its reply.
+func (s *server) run(ctx context.Context, f []string) []string {
+	switch {
+	case len(f) == 4 && f[0] == frameCall:
+		return s.runTool(ctx, f[1], f[2], f[3])
+	case len(f) == 5 && f[0] == frameExec:
+		id := f[1]
+		res := tools.Exec(ctx, tools.ExecOptions{Command: f[2], Dir: s.cfg.Spec.Workspace, Env: s.env.ProcEnv,
+			Timeout: time.Duration(atoi(f[3])) * time.Millisecond, MaxOutput: atoi(f[4])})
+		msg := ""
+		if res.Err != nil {
+			msg = res.Err.Error()
+		}
+		return []string{frameExecDone, id, res.Output, strconv.Itoa(res.ExitCode), flag(res.TimedOut), msg}
+	}
+	return []string{frameResult, f[min(1, len(f)-1)], fmt.Sprintf("worker: malformed request %q", first(f)), "1"}
+}
+
+// runTool runs a built-in tool; a panic becomes an error result.
+func (s *server) runTool(ctx context.Context, id, name, input string) (reply []string) {
+	t, ok := tools.Lookup(name)
+	if !ok {
+		return []string{frameResult, id, fmt.Sprintf("unknown tool %q", name), "1"}
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			reply = []string{frameResult, id, fmt.Sprintf("tool %s panicked: %v", name, v), "1"}
+		}
+	}()
+	env := s.env
+	env.Activity = func() { _ = s.send(frameActive, id) }
+	r := t.Run(ctx, &env, json.RawMessage(input))
+	return []string{frameResult, id, r.Content, flag(r.IsError)}
+}

@@ -1,0 +1,108 @@
+// Package worker runs a session's tool calls and checks in a separate, confined process
+// (the agentrun binary re-executed), speaking the seed's RESP framing over a pipe: a
+// call goes in, its progress and result come back.
+package worker
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// The frame types of the worker boundary. Requests go from the runner to the worker,
+// replies come back. Field 0 of every frame is its type.
+const (
+	frameConfig = "CONFIG" // runner → worker: config JSON
+	frameCall   = "CALL"   // runner → worker: id, tool name, input JSON
+	frameExec   = "EXEC"   // runner → worker: id, command, timeout ms, max output
+	frameCancel = "CANCEL" // runner → worker: id
+
+	frameReady    = "READY"    // worker → runner: ready JSON
+	frameFail     = "FAIL"     // worker → runner: why the sandbox could not be set up
+	frameActive   = "ACTIVE"   // worker → runner: id (a tool made progress)
+	frameResult   = "RESULT"   // worker → runner: id, content, is_error
+	frameExecDone = "EXECDONE" // worker → runner: id, output, exit code, timed out, error
+	frameBye      = "BYE"      // worker → runner: idle and alone, exiting; later requests are not run
+)
+
+// maxFrame bounds one frame on the pipe: far above a tool result's cap.
+const maxFrame = 64 << 20
+
+// Config is everything the worker needs, sent as the first frame. It never holds a
+// provider key.
+type Config struct {
+	Spec   sandbox.Spec `json:"spec"`
+	Hidden []string     `json:"hidden,omitempty"`
+	// Env is the complete environment of tool processes.
+	Env []string `json:"env"`
+	// BashMode is the policy the tools' classifier explains refusals by.
+	BashMode string `json:"bash_mode"`
+	// Timeout is a Bash call's default limit; MaxOutput caps one result.
+	Timeout   time.Duration `json:"timeout"`
+	MaxOutput int           `json:"max_output"`
+	// IdleExit is how long the worker waits for a call before it exits, when no
+	// process of the session remains.
+	IdleExit time.Duration `json:"idle_exit"`
+	// ProxyPort is the TCP port of the runner's proxy on the host loopback, for level
+	// landlock, which has no network namespace to bridge a socket into.
+	ProxyPort int `json:"proxy_port,omitempty"`
+}
+
+// Ready is what the worker reports once confined.
+type Ready struct {
+	Level  sandbox.Level   `json:"level"`
+	Layers []sandbox.Layer `json:"layers"`
+	// LandlockABI is the Landlock ABI in force, 0 when Landlock is not.
+	LandlockABI int `json:"landlock_abi,omitempty"`
+	PID         int `json:"pid"`
+}
+
+// ExecResult is what a command run by Exec did.
+type ExecResult struct {
+	Output   string
+	ExitCode int
+	TimedOut bool
+	// Err is set when the command could not run at all.
+	Err error
+}
+
+func encodeJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("worker: encode %T: %v", v, err)) // plain structs: cannot fail
+	}
+	return string(b)
+}
+
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
+
+// want checks a frame's type and field count.
+func want(fields []string, typ string, n int) error {
+	if len(fields) != n || fields[0] != typ {
+		return fmt.Errorf("worker: unexpected frame %q with %d fields (want %s with %d)", first(fields), len(fields), typ, n)
+	}
+	return nil
+}
+
+func first(fields []string) string {
+	if len(fields) == 0 {
+		return ""
+	}
+	if len(fields[0]) > 32 {
+		return fields[0][:32]
+	}
+	return fields[0]
+}
