@@ -5,6 +5,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"time"
 
@@ -17,6 +18,13 @@ import (
 // previous retry (or the start) belongs to an abandoned attempt.
 type Provider interface {
 	Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message]
+}
+
+// ToolRunner runs the calls of the built-in tools that touch the machine (Read, Write,
+// Edit, Bash, Glob, Grep) somewhere else than the agent's own process: the runner's
+// sandboxed worker. It must not panic; failures are error results.
+type ToolRunner interface {
+	RunTool(ctx context.Context, name string, input json.RawMessage) tools.Result
 }
 
 // Sink receives every message of the session, in order.
@@ -97,6 +105,9 @@ type Deps struct {
 	// Groups, when set, hears of the process group of every command the session's tools
 	// run, sub-agents' included.
 	Groups tools.Groups
+	// Tools, when set, runs every call of a tool that touches the machine, sub-agents'
+	// included; nil runs them in this process (library use and the agent's own tests).
+	Tools ToolRunner
 	// SubAgentSlots bounds how many sub-agents run at once across every session that
 	// shares it; nil means no bound beyond one per session.
 	SubAgentSlots chan struct{}

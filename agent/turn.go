@@ -128,6 +128,8 @@ func (s *Session) runTool(ctx context.Context, call protocol.ToolCall) (tr proto
 	var r tools.Result
 	if tt, ok := t.(*taskTool); ok {
 		r = tt.runTask(ctx, call.ID, json.RawMessage(input))
+	} else if s.deps.Tools != nil && touchesMachine(call.Name) {
+		r = s.deps.Tools.RunTool(ctx, call.Name, json.RawMessage(input))
 	} else {
 		r = t.Run(ctx, &s.env, json.RawMessage(input))
 	}
@@ -137,6 +139,16 @@ func (s *Session) runTool(ctx context.Context, call protocol.ToolCall) (tr proto
 	}
 	tr.Content, tr.IsError = tools.Truncate(r.Content, max), r.IsError
 	return tr
+}
+
+// touchesMachine reports whether a built-in tool reads or changes the machine, so that
+// its calls belong in the worker. TodoWrite and Task only touch the conversation.
+func touchesMachine(name string) bool {
+	switch name {
+	case "Read", "Write", "Edit", "Bash", "Glob", "Grep":
+		return true
+	}
+	return false
 }
 
 // assembler rebuilds the assistant turn from the stream, blocks in arrival order.
