@@ -106,6 +106,57 @@ func TestInheritance(t *testing.T) {
 			job:      []string{"matrix: {thinking.effort: [max]}"},
 			want:     func(r *Resolved, _ string) { r.Thinking = Thinking{Mode: ThinkingEnabled, Effort: EffortMax} },
 		},
+		"sandbox merges per field": {
+			defaults: []string{"sandbox: {level: landlock, writable: [~/.cache/go-build, /var/tmp/x]}"},
+			job:      []string{"sandbox: {readable: [data]}"},
+			want: func(r *Resolved, dir string) {
+				r.Sandbox = Sandbox{
+					Level:    SandboxLandlock,
+					Writable: []string{"~/.cache/go-build", "/var/tmp/x"},
+					Readable: []string{filepath.Join(dir, "data")},
+				}
+			},
+		},
+		"sandbox lists are replaced": {
+			defaults: []string{"sandbox: {writable: [/a, /b], readable: [/r]}"},
+			job:      []string{"sandbox: {writable: [/c]}"},
+			want: func(r *Resolved, _ string) {
+				r.Sandbox = Sandbox{Writable: []string{"/c"}, Readable: []string{"/r"}}
+			},
+		},
+		"an empty sandbox list clears the defaults' list": {
+			defaults: []string{"sandbox: {level: strict, writable: [/a]}"},
+			job:      []string{"sandbox: {writable: []}"},
+			want:     func(r *Resolved, _ string) { r.Sandbox = Sandbox{Level: SandboxStrict} },
+		},
+		"sandbox paths": {
+			job: []string{`sandbox: {writable: ["~", ~/x/../y, sub/../out, ../up, /var//tmp/x/]}`},
+			want: func(r *Resolved, dir string) {
+				r.Sandbox.Writable = []string{"~", "~/x/../y", filepath.Join(dir, "out"), filepath.Join(filepath.Dir(dir), "up"), "/var/tmp/x"}
+			},
+		},
+		"level off is written out": {
+			defaults: []string{"sandbox: {level: strict}"},
+			job:      []string{"sandbox: {level: off}"},
+			want:     func(r *Resolved, _ string) { r.Sandbox.Level = SandboxOff },
+		},
+		"network allow list is replaced and lower-cased": {
+			defaults: []string{"network: {allow: [api.github.com]}"},
+			job:      []string{`network: {allow: [API.Example.com, "*.githubusercontent.com", .golang.org, 10.0.0.1, "2001:DB8::1"]}`},
+			want: func(r *Resolved, _ string) {
+				r.Network.Allow = []string{"api.example.com", "*.githubusercontent.com", ".golang.org", "10.0.0.1", "2001:db8::1"}
+			},
+		},
+		"an empty allow list allows any host": {
+			defaults: []string{"network: {allow: [a.example]}"},
+			job:      []string{"network: {allow: []}"},
+			want:     func(*Resolved, string) {},
+		},
+		"matrix overrides the sandbox level only": {
+			defaults: []string{"sandbox: {level: strict, writable: [/w]}"},
+			job:      []string{"matrix: {sandbox.level: [off]}"},
+			want:     func(r *Resolved, _ string) { r.Sandbox = Sandbox{Level: SandboxOff, Writable: []string{"/w"}} },
+		},
 		"matrix numbers and durations": {
 			job: []string{"matrix: {max_turns: [12], timeout: [2h], budget.max_cost_usd: [0.5]}"},
 			want: func(r *Resolved, _ string) {
