@@ -10,9 +10,9 @@ import (
 )
 
 // merge returns base with every field that over sets replaced, field by field: nested
-// settings (budget, sandbox, network, workspace, thinking) merge per field too, env merges per variable,
-// secrets are joined, and every other list is replaced as a whole. Neither argument is
-// changed.
+// settings (budget, sandbox, network, workspace, thinking) merge per field too, env
+// merges per variable, secrets are joined, and every other list (sandbox paths and the
+// network allow list among them) is replaced as a whole. Neither argument is changed.
 func merge(base, over Settings) Settings {
 	out := base
 	mergeStruct(reflect.ValueOf(&out).Elem(), reflect.ValueOf(over))

@@ -32,7 +32,7 @@ type Spec struct {
 func (s *Spec) File() string { return s.file }
 
 // Dir returns the absolute directory of the spec file, against which relative paths
-// (prompt_file, script, workspace.dir) resolve.
+// (prompt_file, script, workspace.dir, sandbox.writable and sandbox.readable) resolve.
 func (s *Spec) Dir() string { return s.dir }
 
 // Job is one entry of the spec's jobs list. Its settings override the spec's defaults.
@@ -138,9 +138,9 @@ type Sandbox struct {
 	Readable []string     `json:"readable,omitempty"`
 }
 
-// Network is a resolved network allow list: host names and IP addresses in lower
-// case, and "*.domain" and ".domain" patterns. Allow is nil, allowing any host, when
-// the spec lists none.
+// Network is a resolved network allow list of host names, IP addresses, "*.domain"
+// and ".domain" patterns, each in lower case. Allow is nil, allowing any host, when the
+// spec lists none.
 type Network struct {
 	Allow []string `json:"allow,omitempty"`
 }
