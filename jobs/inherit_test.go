@@ -234,4 +234,3 @@ func TestInheritanceOfEveryField(t *testing.T) {
 		})
 	}
 }
-
