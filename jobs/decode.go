@@ -112,6 +112,10 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, o opts) {
 	defer release()
 	d.pos[path] = at
 	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		if o.check == "path" && n.Value == "~" {
+			d.ps.add(at, path, `~ alone is null in YAML: write "~" in quotes for the home directory`)
+			return
+		}
 		d.ps.add(at, path, "no value: remove the key or give it a value")
 		return
 	}

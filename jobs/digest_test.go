@@ -60,15 +60,21 @@ func TestDigestChanges(t *testing.T) {
 		env      map[string]string
 		changed  []string // session keys whose digest changes
 	}{
-		"prompt of one job":     {old: "Fix {{", new: "Repair {{", changed: []string{"a+x=one", "a+x=two"}},
-		"one matrix value":      {old: "[one, two]", new: "[one, three]", changed: []string{"a+x=two", "a+x=three"}},
-		"a default":             {old: "timeout: 10m", new: "timeout: 11m", changed: []string{"a+x=one", "a+x=two", "b"}},
-		"a variable's value":    {env: map[string]string{"THING": "that"}, changed: []string{"b"}},
-		"a job setting":         {old: "    prompt: Describe", new: "    max_turns: 3\n    prompt: Describe", changed: []string{"b"}},
-		"concurrency":           {old: "concurrency: 2", new: "concurrency: 3"},
-		"comments and spelling": {old: "defaults: {model: m, timeout: 10m}", new: "# defaults\ndefaults:\n  timeout: 10m\n  model: \"m\""},
-		"run budget and prices": {old: "concurrency: 2", new: "concurrency: 2\nbudget: {max_cost_usd: 9}\nprices: {m: {input: 1, output: 2}}"},
-		"an x- key":             {old: "concurrency: 2", new: "concurrency: 2\nx-note: hello"},
+		"prompt of one job":      {old: "Fix {{", new: "Repair {{", changed: []string{"a+x=one", "a+x=two"}},
+		"one matrix value":       {old: "[one, two]", new: "[one, three]", changed: []string{"a+x=two", "a+x=three"}},
+		"a default":              {old: "timeout: 10m", new: "timeout: 11m", changed: []string{"a+x=one", "a+x=two", "b"}},
+		"a variable's value":     {env: map[string]string{"THING": "that"}, changed: []string{"b"}},
+		"a job setting":          {old: "    prompt: Describe", new: "    max_turns: 3\n    prompt: Describe", changed: []string{"b"}},
+		"concurrency":            {old: "concurrency: 2", new: "concurrency: 3"},
+		"comments and spelling":  {old: "defaults: {model: m, timeout: 10m}", new: "# defaults\ndefaults:\n  timeout: 10m\n  model: \"m\""},
+		"run budget and prices":  {old: "concurrency: 2", new: "concurrency: 2\nbudget: {max_cost_usd: 9}\nprices: {m: {input: 1, output: 2}}"},
+		"an x- key":              {old: "concurrency: 2", new: "concurrency: 2\nx-note: hello"},
+		"a sandbox default":      {old: "timeout: 10m}", new: "timeout: 10m, sandbox: {level: strict}}", changed: []string{"a+x=one", "a+x=two", "b"}},
+		"one job's sandbox path": {old: "    prompt: Describe", new: "    sandbox: {writable: [out]}\n    prompt: Describe", changed: []string{"b"}},
+		"one job's network":      {old: "    prompt: Describe", new: "    network: {allow: [example.com]}\n    prompt: Describe", changed: []string{"b"}},
+		"empty sandbox and network lists": {
+			old: "timeout: 10m}", new: "timeout: 10m, sandbox: {writable: [], readable: []}, network: {allow: []}}",
+		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -96,6 +102,19 @@ func TestDigestChanges(t *testing.T) {
 			}
 			assert.ElementsMatch(t, tt.changed, changed)
 		})
+	}
+}
+
+// TestDigestOfSandboxPaths checks that sandbox paths count relative to the spec, like
+// the workspace, and that each of them counts.
+func TestDigestOfSandboxPaths(t *testing.T) {
+	give := doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    sandbox: {writable: [out, ~/.cache], readable: [../data]}")
+	d1, _ := digests(t, t.TempDir(), give, nil)
+	d2, _ := digests(t, t.TempDir(), give, nil)
+	assert.Equal(t, d1, d2, "a checkout elsewhere keeps the digest")
+	for _, edit := range [][2]string{{"out", "out2"}, {"~/.cache", "~/.cache2"}, {"../data", "../data2"}} {
+		d3, _ := digests(t, t.TempDir(), strings.Replace(give, edit[0], edit[1], 1), nil)
+		assert.NotEqual(t, d1, d3, "%s to %s", edit[0], edit[1])
 	}
 }
 

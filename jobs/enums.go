@@ -91,6 +91,22 @@ func (Effort) values() []string {
 	return []string{string(EffortLow), string(EffortMedium), string(EffortHigh), string(EffortXHigh), string(EffortMax)}
 }
 
+// SandboxLevel is how strongly a session's tools are confined; it matches
+// sandbox.Level. The empty level, never written in a spec, means the strongest the
+// machine supports.
+type SandboxLevel string
+
+// The sandbox levels, strongest first.
+const (
+	SandboxStrict   SandboxLevel = "strict"
+	SandboxLandlock SandboxLevel = "landlock"
+	SandboxOff      SandboxLevel = "off"
+)
+
+func (SandboxLevel) values() []string {
+	return []string{string(SandboxStrict), string(SandboxLandlock), string(SandboxOff)}
+}
+
 // enum is implemented by the string types whose values are a closed set.
 type enum interface {
 	values() []string
@@ -102,3 +118,4 @@ func (Tool) what() string          { return "tool" }
 func (WorkspaceMode) what() string { return "workspace mode" }
 func (ThinkingMode) what() string  { return "thinking mode" }
 func (Effort) what() string        { return "effort" }
+func (SandboxLevel) what() string  { return "sandbox level" }

@@ -12,6 +12,7 @@ type opts struct {
 	want      string // what the pattern means, for messages
 	anyScalar bool   // strings accept any scalar, written as text (env values, matrix values)
 	keys      string // rule for map keys: "envname" or "matrix"
+	check     string // rule checked in code for every string value: "path" or "host"
 }
 
 // field is one YAML key of a struct type.
@@ -52,6 +53,7 @@ func fieldsOf(t reflect.Type) []field {
 				want:      patternWant(sf.Tag.Get("pattern")),
 				anyScalar: sf.Tag.Get("scalars") == "any",
 				keys:      sf.Tag.Get("keys"),
+				check:     sf.Tag.Get("check"),
 			},
 		})
 	}

@@ -46,17 +46,38 @@ func mapEnv(m map[string]string) func(string) (string, bool) {
 	}
 }
 
+// invalidCase is a spec with exactly one problem, and where and what it is.
+type invalidCase struct {
+	name      string
+	give      string
+	files     map[string]string
+	env       map[string]string
+	wantLine  int
+	wantCol   int
+	wantField string
+	wantMsg   string
+}
+
+// testInvalid parses each case's spec and checks its one problem.
+func testInvalid(t *testing.T, tests []invalidCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, got := specProblems(t, tt.give, tt.files, tt.env)
+			require.Len(t, got, 1, "problems: %v", got)
+			p := got[0]
+			assert.Equal(t, path, p.File)
+			assert.Equal(t, tt.wantLine, p.Line, "line of %v", p)
+			assert.Equal(t, tt.wantCol, p.Column, "column of %v", p)
+			assert.Equal(t, tt.wantField, p.Field)
+			assert.Contains(t, p.Message, tt.wantMsg)
+			assert.NotContains(t, p.String(), "s3cr3t", "a value from the environment leaked")
+		})
+	}
+}
+
 func TestParseInvalid(t *testing.T) {
-	tests := []struct {
-		name      string
-		give      string
-		files     map[string]string
-		env       map[string]string
-		wantLine  int
-		wantCol   int
-		wantField string
-		wantMsg   string
-	}{
+	tests := []invalidCase{
 		{
 			name:     "unknown top-level key",
 			give:     doc("version: 1", "colour: red", "jobs:", "  - id: a", "    prompt: hi"),
@@ -468,19 +489,7 @@ func TestParseInvalid(t *testing.T) {
 			wantLine: 5, wantCol: 9, wantField: "jobs[0]", wantMsg: "want a mapping or a list of mappings to merge (<<)",
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			path, got := specProblems(t, tt.give, tt.files, tt.env)
-			require.Len(t, got, 1, "problems: %v", got)
-			p := got[0]
-			assert.Equal(t, path, p.File)
-			assert.Equal(t, tt.wantLine, p.Line, "line of %v", p)
-			assert.Equal(t, tt.wantCol, p.Column, "column of %v", p)
-			assert.Equal(t, tt.wantField, p.Field)
-			assert.Contains(t, p.Message, tt.wantMsg)
-			assert.NotContains(t, p.String(), "s3cr3t", "a value from the environment leaked")
-		})
-	}
+	testInvalid(t, tests)
 }
 
 func TestParseReportsEveryProblem(t *testing.T) {

@@ -50,11 +50,11 @@ func Load(path string, env func(string) (string, bool)) (*Spec, error) {
 }
 
 // Parse parses and validates the job spec data read from path. path names the file in
-// messages and anchors relative paths (prompt_file, script, workspace.dir); it need not
-// exist. env looks up ${VAR} references (usually os.LookupEnv; nil defines no
-// variables). Parse also expands the spec, so that a spec that parses also has valid
-// Sessions. Every problem found is returned together in a *SpecError, and the Spec is
-// nil then.
+// messages and anchors relative paths (prompt_file, script, workspace.dir, sandbox
+// paths); it need not exist. env looks up ${VAR} references (usually os.LookupEnv; nil
+// defines no variables). Parse also expands the spec, so that a spec that parses also
+// has valid Sessions. Every problem found is returned together in a *SpecError, and
+// the Spec is nil then.
 func Parse(path string, data []byte, env func(string) (string, bool)) (*Spec, error) {
 	ps := &problems{file: path}
 	root := parseYAML(data, ps)

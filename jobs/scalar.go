@@ -187,6 +187,12 @@ func (d *decoder) checkString(t reflect.Type, s string, o opts) string {
 	if o.pattern != "" && !d.regexp(o.pattern).MatchString(s) {
 		return "invalid value " + valueMark + ": want " + o.want
 	}
+	switch o.check {
+	case "path":
+		return checkPath(s)
+	case "host":
+		return checkHost(s)
+	}
 	return ""
 }
 

@@ -17,6 +17,11 @@ const (
 	varPattern        = `\$\{`
 	envNamePattern    = `^[A-Za-z_][A-Za-z0-9_]*$`
 	matrixNamePattern = `^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$`
+	// pathPattern is a looser form of checkPath: not empty, no NUL, no ~user.
+	pathPattern = `^(~|~/[^\x00]*|[^~\x00][^\x00]*)$`
+	// hostPattern is a looser form of checkHost: a host name, "*.domain" or
+	// ".domain", or something made of the characters of an IPv6 address.
+	hostPattern = `^((\*\.|\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)$`
 )
 
 // Schema returns the JSON Schema (draft 2020-12) of job spec files, generated from the
@@ -108,8 +113,13 @@ func stringSchema(t reflect.Type, o opts) *obj {
 	if o.limit == "nonempty" {
 		s.set("minLength", 1)
 	}
-	if o.pattern != "" {
+	switch {
+	case o.pattern != "":
 		return orVar(s.set("pattern", o.pattern))
+	case o.check == "path":
+		return orVar(s.set("pattern", pathPattern))
+	case o.check == "host":
+		return orVar(s.set("pattern", hostPattern))
 	}
 	return s
 }

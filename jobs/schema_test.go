@@ -82,6 +82,13 @@ func TestSchemaRejects(t *testing.T) {
 		"bad id":                doc("version: 1", "jobs: [{id: 'a b', prompt: hi}]"),
 		"zero repeat":           doc("version: 1", "jobs: [{id: a, prompt: hi, repeat: 0}]"),
 		"matrix value mapping":  doc("version: 1", "jobs: [{id: a, prompt: hi, matrix: {m: [{a: b}]}}]"),
+		"bad sandbox level":     doc("version: 1", "defaults: {sandbox: {level: tight}}", "jobs: [{id: a, prompt: hi}]"),
+		"path of ~user":         doc("version: 1", "jobs: [{id: a, prompt: hi, sandbox: {writable: ['~bob/x']}}]"),
+		"empty path":            doc("version: 1", "jobs: [{id: a, prompt: hi, sandbox: {readable: ['']}}]"),
+		"URL as a host":         doc("version: 1", "jobs: [{id: a, prompt: hi, network: {allow: ['http://x']}}]"),
+		"host with a port":      doc("version: 1", "jobs: [{id: a, prompt: hi, network: {allow: ['host:443']}}]"),
+		"host with a space":     doc("version: 1", "jobs: [{id: a, prompt: hi, network: {allow: ['a b']}}]"),
+		"unknown network key":   doc("version: 1", "jobs: [{id: a, prompt: hi, network: {allowed: [x]}}]"),
 	}
 	for name, give := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -292,6 +292,8 @@ func (s Session) digest() (string, error) {
 	c.Digest = ""
 	c.Settings.Workspace.Dir = relTo(s.specDir, c.Settings.Workspace.Dir)
 	c.Settings.Script = relTo(s.specDir, c.Settings.Script)
+	c.Settings.Sandbox.Writable = relAll(s.specDir, c.Settings.Sandbox.Writable)
+	c.Settings.Sandbox.Readable = relAll(s.specDir, c.Settings.Sandbox.Readable)
 	b, err := json.Marshal(c)
 	if err != nil {
 		return "", fmt.Errorf("digest session %s: %w", s.Key, err)
@@ -300,6 +302,18 @@ func (s Session) digest() (string, error) {
 	h.Write([]byte("agentrun.jobs.session/v1\n"))
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// relAll returns a copy of paths with each made relative to dir as by relTo.
+func relAll(dir string, paths []string) []string {
+	if paths == nil {
+		return nil
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = relTo(dir, p)
+	}
+	return out
 }
 
 func relTo(dir, path string) string {

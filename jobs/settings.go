@@ -10,9 +10,9 @@ import (
 )
 
 // merge returns base with every field that over sets replaced, field by field: nested
-// settings (budget, workspace, thinking) merge per field too, env merges per variable,
-// secrets are joined, and every other list is replaced as a whole. Neither argument is
-// changed.
+// settings (budget, sandbox, network, workspace, thinking) merge per field too, env
+// merges per variable, secrets are joined, and every other list (sandbox paths and the
+// network allow list among them) is replaced as a whole. Neither argument is changed.
 func merge(base, over Settings) Settings {
 	out := base
 	mergeStruct(reflect.ValueOf(&out).Elem(), reflect.ValueOf(over))
@@ -78,6 +78,14 @@ func resolve(st Settings, dir string) Resolved {
 		r.Tools = slices.Clone(st.Tools)
 	}
 	set(&r.BashMode, st.BashMode)
+	if sb := st.Sandbox; sb != nil {
+		set(&r.Sandbox.Level, sb.Level)
+		r.Sandbox.Writable = resolvePaths(dir, sb.Writable)
+		r.Sandbox.Readable = resolvePaths(dir, sb.Readable)
+	}
+	if n := st.Network; n != nil {
+		r.Network.Allow = resolveHosts(n.Allow)
+	}
 	if b := st.Budget; b != nil {
 		set(&r.Budget.MaxCostUSD, b.MaxCostUSD)
 		set(&r.Budget.MaxTokens, b.MaxTokens)
@@ -173,6 +181,9 @@ func matrixSetting(name string) ([]field, error) {
 			names[k] = first + "." + g.name
 		}
 		return nil, fmt.Errorf("matrix name %q: %s has no key %q; want one of %s", name, first, rest, strings.Join(names, ", "))
+	}
+	if it := t.Elem().FieldByIndex(inner[j].index).Type; !isScalar(it) {
+		return nil, fmt.Errorf("matrix name %q is a setting that takes %s; a matrix can only override single-value settings", name, kindOf(it))
 	}
 	return []field{f, inner[j]}, nil
 }

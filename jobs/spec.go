@@ -32,7 +32,7 @@ type Spec struct {
 func (s *Spec) File() string { return s.file }
 
 // Dir returns the absolute directory of the spec file, against which relative paths
-// (prompt_file, script, workspace.dir) resolve.
+// (prompt_file, script, workspace.dir, sandbox.writable and sandbox.readable) resolve.
 func (s *Spec) Dir() string { return s.dir }
 
 // Job is one entry of the spec's jobs list. Its settings override the spec's defaults.
@@ -71,6 +71,8 @@ type Settings struct {
 	ToolTimeout *time.Duration     `yaml:"tool_timeout" limit:"positive" doc:"Default time limit of one tool call (default 10m)."`
 	Tools       []Tool             `yaml:"tools" doc:"Tools offered to the model (default: all eight); an empty list offers none."`
 	BashMode    *string            `yaml:"bash_mode" scalars:"any" pattern:"^[0-7]{4}$" doc:"Safety policy: four octal digits for system, external, network and workspace access, read=4 write=2 execute=1 (default \"0467\")."`
+	Sandbox     *SandboxSettings   `yaml:"sandbox" doc:"Kernel confinement of the tools: its level and the paths it opens besides the workspace and a private /tmp."`
+	Network     *NetworkSettings   `yaml:"network" doc:"Which hosts the tools reach through the sandbox's proxy when bash_mode's network digit is not 0."`
 	Budget      *BudgetSettings    `yaml:"budget" doc:"Per-session limits; the session ends with error_budget when one is reached."`
 	Retries     *int               `yaml:"retries" limit:"nonneg" doc:"Whole-session retries after a retryable failure (default 0)."`
 	Workspace   *WorkspaceSettings `yaml:"workspace" doc:"Where the agent works."`
@@ -94,6 +96,18 @@ type WorkspaceSettings struct {
 	Mode *WorkspaceMode `yaml:"mode" doc:"shared: work in dir itself; copy: a private copy of dir per session; worktree: a git worktree of dir per session (default shared)."`
 }
 
+// SandboxSettings confine a session's tools, as written; nil means absent.
+type SandboxSettings struct {
+	Level    *SandboxLevel `yaml:"level" doc:"strict, landlock or off (off must be written out); absent means the strongest level the machine supports."`
+	Writable []string      `yaml:"writable" check:"path" doc:"Extra paths the tools may write, besides the workspace and a private /tmp: absolute, ~ or ~/… (the home directory), or relative to the spec file's directory. A job's list replaces the defaults' list."`
+	Readable []string      `yaml:"readable" check:"path" doc:"Extra paths the tools may read even when bash_mode's external digit has no read bit; written like writable. A job's list replaces the defaults' list."`
+}
+
+// NetworkSettings limit the hosts a session's tools reach, as written; nil means absent.
+type NetworkSettings struct {
+	Allow []string `yaml:"allow" check:"host" doc:"Hosts reachable through the sandbox's proxy: a host name (that host only), \"*.domain\" (any host under domain), \".domain\" (domain and any host under it) or an IP address; ports are not filtered, so entries have none. Empty or absent allows any host. A job's list replaces the defaults' list."`
+}
+
 // ThinkingSettings configure extended thinking, as written; nil means absent.
 type ThinkingSettings struct {
 	Mode   *ThinkingMode `yaml:"mode" doc:"disabled, enabled (with a token budget) or adaptive."`
@@ -111,6 +125,24 @@ type Budget struct {
 type Workspace struct {
 	Dir  string        `json:"dir"`
 	Mode WorkspaceMode `json:"mode"`
+}
+
+// Sandbox is a resolved sandbox configuration. Paths written as ~ or ~/… are kept as
+// written, for the runner to expand against the real home directory; every other path
+// is absolute and clean. The lists are nil when empty, so that a spec without sandbox
+// settings keeps the digests it had before they existed.
+type Sandbox struct {
+	// Level is empty when the strongest level the machine supports applies.
+	Level    SandboxLevel `json:"level,omitempty"`
+	Writable []string     `json:"writable,omitempty"`
+	Readable []string     `json:"readable,omitempty"`
+}
+
+// Network is a resolved network allow list of host names, IP addresses, "*.domain"
+// and ".domain" patterns, each in lower case. Allow is nil, allowing any host, when the
+// spec lists none.
+type Network struct {
+	Allow []string `json:"allow,omitempty"`
 }
 
 // Thinking is a resolved thinking configuration; zero fields leave the choice to the
@@ -136,8 +168,11 @@ type Resolved struct {
 	// Tools is never nil; it is empty when the spec offers no tools.
 	Tools    []Tool `json:"tools"`
 	BashMode string `json:"bash_mode"`
-	Budget   Budget `json:"budget"`
-	Retries  int    `json:"retries"`
+	// Sandbox and Network are left out of the JSON when zero.
+	Sandbox Sandbox `json:"sandbox,omitzero"`
+	Network Network `json:"network,omitzero"`
+	Budget  Budget  `json:"budget"`
+	Retries int     `json:"retries"`
 	// Workspace.Dir is absolute.
 	Workspace Workspace `json:"workspace"`
 	// Env is never nil.

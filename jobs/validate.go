@@ -57,6 +57,14 @@ func (v *validator) settings(st *Settings, path string) {
 			v.ps.add(s.at(p), p, "script %s", msg)
 		}
 	}
+	if sb := st.Sandbox; sb != nil {
+		canon := func(p string) string { return resolvePath(s.dir, p) }
+		v.duplicates(join(path, "sandbox.writable"), "path", sb.Writable, canon)
+		v.duplicates(join(path, "sandbox.readable"), "path", sb.Readable, canon)
+	}
+	if n := st.Network; n != nil {
+		v.duplicates(join(path, "network.allow"), "host", n.Allow, strings.ToLower)
+	}
 	seen := map[Tool]int{}
 	for i, t := range st.Tools {
 		if j, dup := seen[t]; dup {
