@@ -70,6 +70,8 @@ type Config struct {
 	Compaction CompactConfig
 	// SubAgents bounds Task.
 	SubAgents SubAgentConfig
+	// Sandbox is the confinement the tools run under, for session_start.
+	Sandbox *protocol.Sandbox
 }
 
 // Budget limits what a session may spend. Zero fields are unlimited.

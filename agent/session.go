@@ -183,6 +183,7 @@ func (s *Session) Start() error {
 	return s.emit(protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
 		SessionID: s.cfg.SessionID, JobID: s.cfg.JobID, Provider: s.cfg.Provider, Model: s.cfg.Model,
 		Cwd: s.cfg.Workspace, Tools: s.specNames(), TS: s.deps.Now().UTC().Format(protocol.TimeFormat),
+		Sandbox: s.cfg.Sandbox,
 	}})
 }
 

@@ -102,6 +102,10 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		o.strOpt("description", s.Description)
 		o.strOpt("prompt", s.Prompt)
 		o.strOpt("timestamp", s.Timestamp)
+	case KindSandboxViolation:
+		v := violationOrZero(m.Violation)
+		o.str("kind", v.Kind)
+		o.str("target", v.Target)
 	case KindSubAgentEnd:
 		s := subOrZero(m.Sub)
 		o.str("sub_session_id", s.SessionID)
@@ -176,6 +180,7 @@ type wireEvent struct {
 	Cwd       string          `json:"cwd"`
 	Tools     []string        `json:"tools"`
 	Sandbox   *Sandbox        `json:"sandbox"`
+	Target    string          `json:"target"`
 }
 
 // ParseEvent decodes one event line written by AppendEvent. Unknown fields are
@@ -237,6 +242,8 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 			Usage: Usage{Input: w.In, Output: w.Out, CacheRead: w.CacheRead, CacheCreation: w.CacheNew}}
 	case KindSubAgentEnd:
 		m.Sub = &SubAgent{SessionID: w.SubID, Timestamp: w.Timestamp, Status: w.Status}
+	case KindSandboxViolation:
+		m.Violation = &Violation{Kind: w.Kind, Target: w.Target}
 	case KindSessionStart:
 		m.Session = &SessionStart{SessionID: w.SessionID, JobID: w.JobID, Provider: w.Provider,
 			Model: w.Model, Cwd: w.Cwd, Tools: w.Tools, TS: w.TS, Sandbox: normalSandbox(w.Sandbox)}

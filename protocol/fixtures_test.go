@@ -62,6 +62,7 @@ func messagesWith(s string) map[string]protocol.Message {
 			Retries: 1, Attempts: 2, SpecDigest: "sha256:" + s, Key: "fix-vet.r1" + s}},
 		"result with nulls": {Kind: protocol.KindResult, Final: &protocol.Result{
 			SessionID: "s2", Status: protocol.StatusCrashed, IsError: true, Result: s}},
+		"sandbox violation": {Kind: protocol.KindSandboxViolation, Violation: &protocol.Violation{Kind: "network_denied", Target: "evil.example:443" + s}},
 		"result with sandbox": {Kind: protocol.KindResult, Final: &protocol.Result{
 			SessionID: "s3", Status: protocol.StatusSuccess, Sandbox: &protocol.Sandbox{Level: "off", Layers: []string{}}}},
 	}

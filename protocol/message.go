@@ -29,41 +29,44 @@ const (
 	KindSubAgentStart
 	KindSubAgentEnd
 	KindResult
+	KindSandboxViolation
 	kindEnd // one past the last valid kind
 )
 
 var kindNames = [...]string{
-	KindText:           "TEXT",
-	KindThinking:       "THINKING",
-	KindToolCall:       "TOOL_CALL",
-	KindToolResult:     "TOOL_RESULT",
-	KindUsage:          "USAGE",
-	KindStop:           "STOP",
-	KindContextUpdate:  "CONTEXT_UPDATE",
-	KindSubAgentResult: "SUB_AGENT_RESULT",
-	KindError:          "ERROR",
-	KindRetry:          "RETRY",
-	KindSessionStart:   "SESSION_START",
-	KindSubAgentStart:  "SUB_AGENT_START",
-	KindSubAgentEnd:    "SUB_AGENT_END",
-	KindResult:         "RESULT",
+	KindText:             "TEXT",
+	KindThinking:         "THINKING",
+	KindToolCall:         "TOOL_CALL",
+	KindToolResult:       "TOOL_RESULT",
+	KindUsage:            "USAGE",
+	KindStop:             "STOP",
+	KindContextUpdate:    "CONTEXT_UPDATE",
+	KindSubAgentResult:   "SUB_AGENT_RESULT",
+	KindError:            "ERROR",
+	KindRetry:            "RETRY",
+	KindSessionStart:     "SESSION_START",
+	KindSubAgentStart:    "SUB_AGENT_START",
+	KindSubAgentEnd:      "SUB_AGENT_END",
+	KindResult:           "RESULT",
+	KindSandboxViolation: "SANDBOX_VIOLATION",
 }
 
 var eventNames = [...]string{
-	KindText:           "text",
-	KindThinking:       "thinking",
-	KindToolCall:       "tool_call",
-	KindToolResult:     "tool_result",
-	KindUsage:          "usage",
-	KindStop:           "stop",
-	KindContextUpdate:  "context_update",
-	KindSubAgentResult: "sub_agent_result",
-	KindError:          "error",
-	KindRetry:          "retry",
-	KindSessionStart:   "session_start",
-	KindSubAgentStart:  "sub_agent_start",
-	KindSubAgentEnd:    "sub_agent_end",
-	KindResult:         "result",
+	KindText:             "text",
+	KindThinking:         "thinking",
+	KindToolCall:         "tool_call",
+	KindToolResult:       "tool_result",
+	KindUsage:            "usage",
+	KindStop:             "stop",
+	KindContextUpdate:    "context_update",
+	KindSubAgentResult:   "sub_agent_result",
+	KindError:            "error",
+	KindRetry:            "retry",
+	KindSessionStart:     "session_start",
+	KindSubAgentStart:    "sub_agent_start",
+	KindSubAgentEnd:      "sub_agent_end",
+	KindResult:           "result",
+	KindSandboxViolation: "sandbox_violation",
 }
 
 // Valid reports whether k is one of the defined kinds.
@@ -139,6 +142,8 @@ type Message struct {
 	DelayMS int64
 	// Err is the failure of KindError.
 	Err Error
+	// Violation is what the sandbox refused, KindSandboxViolation.
+	Violation *Violation
 	// Context is the KindContextUpdate payload.
 	Context ContextUpdate
 	// Sub describes a sub-agent (KindSubAgentStart, KindSubAgentResult, KindSubAgentEnd).
@@ -256,6 +261,13 @@ type SessionStart struct {
 	TS        string   `json:"ts"`
 	// Sandbox is the confinement the session's tools run under; nil when unknown.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Violation is an action of a tool that the sandbox refused: Kind is a stable word
+// ("network_denied", ...), Target what it was aimed at (a host and port, a path).
+type Violation struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
 }
 
 // Sandbox says how a session's tools are confined: the level, and the kernel layers in

@@ -116,6 +116,9 @@ func fieldsOf(m Message) ([]string, error) {
 	case KindSubAgentEnd:
 		s := subOrZero(m.Sub)
 		f.add(s.SessionID, s.Status, s.Timestamp)
+	case KindSandboxViolation:
+		v := violationOrZero(m.Violation)
+		f.add(v.Kind, v.Target)
 	case KindResult:
 		r := resultOrZero(m.Final)
 		addResult(&f, r)
@@ -150,6 +153,13 @@ func addResult(f *frame, r Result) {
 	for _, c := range r.Checks {
 		f.add(c.Name, boolField(c.Passed), strconv.Itoa(c.ExitCode), itoa(c.DurationMS), c.Output)
 	}
+}
+
+func violationOrZero(v *Violation) Violation {
+	if v == nil {
+		return Violation{}
+	}
+	return *v
 }
 
 func subOrZero(s *SubAgent) SubAgent {
@@ -213,6 +223,8 @@ func messageOf(k Kind, fields []string) (Message, error) {
 		m.Sub = &SubAgent{SessionID: p.next(), Description: p.next(), Prompt: p.next(), Timestamp: p.next()}
 	case KindSubAgentEnd:
 		m.Sub = &SubAgent{SessionID: p.next(), Status: p.next(), Timestamp: p.next()}
+	case KindSandboxViolation:
+		m.Violation = &Violation{Kind: p.next(), Target: p.next()}
 	case KindResult:
 		m.Final = p.result()
 	}

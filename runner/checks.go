@@ -18,8 +18,7 @@ const checkTail = 4000
 
 // runChecks runs the job's checks in the workspace, in order, and records each; the
 // session fails with error_checks when one fails.
-func (st *runState) runChecks(ctx context.Context, s jobs.Session, dir string, res *protocol.Result) {
-	env := procEnv(st.r.opts.Environ, s.Settings.Env)
+func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *sessionSandbox, res *protocol.Result) {
 	var failed []string
 	for _, c := range s.Checks {
 		timeout := c.Timeout
@@ -27,8 +26,7 @@ func (st *runState) runChecks(ctx context.Context, s jobs.Session, dir string, r
 			timeout = s.Settings.ToolTimeout
 		}
 		start := st.r.opts.Now()
-		out := tools.Exec(ctx, tools.ExecOptions{Command: c.Run, Dir: dir, Env: env, Timeout: timeout,
-			Groups: st.r.opts.Groups})
+		out := sb.client.Exec(ctx, c.Run, timeout, 0)
 		check := protocol.Check{
 			Name: c.Name, ExitCode: out.ExitCode, Passed: out.ExitCode == 0 && !out.TimedOut && out.Err == nil,
 			DurationMS: st.r.opts.Now().Sub(start).Milliseconds(),

@@ -24,6 +24,7 @@ import (
 	"github.com/agentrun/agentrun/agent/tools"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sink"
 )
 
@@ -100,12 +101,17 @@ type Options struct {
 	GitHub *GitHub
 	// SubAgentSlots bounds sub-agents running at once across the run [2×concurrency].
 	SubAgentSlots int
+	// Sandbox configures the workers that run every tool call and check.
+	Sandbox SandboxOptions
 }
 
 // Runner runs job specs. Create one per run.
 type Runner struct {
 	opts Options
 	log  *zap.Logger
+
+	probeOnce sync.Once
+	probe     sandbox.Report
 }
 
 // New returns a runner.
@@ -160,6 +166,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	}
 	plan, err := r.Plan(spec)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.checkSandbox(plan.Run); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(r.opts.Out, 0o755); err != nil {

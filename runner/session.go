@@ -16,6 +16,8 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/sandbox/netproxy"
 	"github.com/agentrun/agentrun/sink"
 )
 
@@ -65,10 +67,21 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 
 	var out agent.Outcome
 	var ws *workspace
+	var sb *sessionSandbox
 	var setupErr error
 	started := false
+	defer func() {
+		sb.close(st.r.log)
+		res.Sandbox = sb.info()
+	}()
 	recovered := panics.Try(func() {
 		ws, setupErr = st.prepareWorkspace(sctx, s)
+		if setupErr != nil {
+			return
+		}
+		sb, setupErr = st.openSandbox(s, ws.dir, watch.touch, func(v netproxy.Violation) {
+			st.violation(arts, s, v)
+		})
 		if setupErr != nil {
 			return
 		}
@@ -79,7 +92,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 				st.r.log.Warn("close messages", zapKey(s.Key), zapErr(err))
 			}
 		}()
-		sess, setupErr = st.newAgent(s, res.SessionID, ws.dir, store, arts, watch)
+		sess, setupErr = st.newAgent(s, res.SessionID, ws.dir, store, arts, watch, sb)
 		if setupErr != nil {
 			return
 		}
@@ -106,8 +119,8 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		res.Status, res.Error, res.StopReason, res.NumTurns = r.Status, r.Error, r.StopReason, r.NumTurns
 		res.DurationAPIMS, res.Usage, res.TotalCostUSD, res.Result = r.DurationAPIMS, r.Usage, r.TotalCostUSD, r.Result
 	}
-	if res.Status == protocol.StatusSuccess && ws != nil {
-		st.runChecks(ctx, s, ws.dir, res)
+	if res.Status == protocol.StatusSuccess && ws != nil && sb != nil {
+		st.runChecks(ctx, s, sb, res)
 	}
 	if res.Status == protocol.StatusSuccess && len(s.OutputSchema) > 0 {
 		checkOutput(s, res)
@@ -165,7 +178,7 @@ func touch(path string) error {
 }
 
 // newAgent builds the agent session of s.
-func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog) (*agent.Session, error) {
+func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog, sb *sessionSandbox) (*agent.Session, error) {
 	o := st.r.opts
 	provider, info, err := o.Providers.Provider(s, watch.touch)
 	if err != nil {
@@ -186,10 +199,12 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store ag
 		InstructionHome: o.InstructionHome, Skills: s.Settings.Skills,
 		Budget:     agent.Budget{MaxCostUSD: s.Settings.Budget.MaxCostUSD, MaxTokens: s.Settings.Budget.MaxTokens},
 		Compaction: compaction(o.Compaction, s.Settings.MaxContext),
+		Sandbox:    &protocol.Sandbox{Level: string(sb.level), Layers: layerNames(sb.level.Layers(os.Getuid() == 0))},
 	}
 	deps := agent.Deps{
 		Provider: watched{Provider: provider, watch: watch}, Sink: arts, Store: store, Now: o.Now,
 		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, Groups: o.Groups, SubAgentSlots: st.subAgents,
+		Tools: sb.client,
 	}
 	return agent.New(cfg, deps)
 }

@@ -53,6 +53,22 @@ const (
 	LayerCapsDropped Layer = "caps_dropped"
 )
 
+// Layers returns the layers a worker at level l puts in force when every step works;
+// root says the worker runs as uid 0 outside a user namespace (capabilities to drop).
+func (l Level) Layers(root bool) []Layer {
+	switch l {
+	case LevelStrict:
+		return []Layer{LayerUserNS, LayerMountNS, LayerPIDNS, LayerIPCNS, LayerUTSNS, LayerNetNS,
+			LayerRlimits, LayerCapsDropped, LayerNoNewPrivs, LayerLandlock, LayerSeccomp}
+	case LevelLandlock:
+		if root {
+			return []Layer{LayerRlimits, LayerCapsDropped, LayerNoNewPrivs, LayerLandlock, LayerSeccomp}
+		}
+		return []Layer{LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerSeccomp}
+	}
+	return []Layer{}
+}
+
 // LayerList joins layers with commas, for logs.
 func LayerList(ls []Layer) string {
 	s := make([]string, len(ls))
