@@ -184,4 +184,3 @@ func statusField(path, field string) string {
 	}
 	return ""
 }
-
