@@ -176,7 +176,12 @@ func statusField(path, field string) string {
 	if err != nil {
 		return ""
 	}
-	for line := range strings.Lines(string(b)) {
+	return fieldOf(string(b), field)
+}
+
+// fieldOf returns the value of field in the text of a /proc status file, "" if absent.
+func fieldOf(status, field string) string {
+	for line := range strings.Lines(status) {
 		k, v, ok := strings.Cut(line, ":")
 		if ok && k == field {
 			return strings.TrimSpace(v)
