@@ -1,0 +1,72 @@
+package sandbox
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReportLevels(t *testing.T) {
+	yes := Feature{OK: true}
+	no := func(why string) Feature { return Feature{Reason: why} }
+	all := Report{UserNS: yes, Landlock: yes, Seccomp: yes, NoNewPrivs: yes, CgroupV2: yes, LandlockABI: 7}
+	for _, tc := range []struct {
+		name    string
+		edit    func(r *Report)
+		best    Level
+		strict  string // substring of Supports(LevelStrict)'s error, "" for nil
+		landlck string
+	}{
+		{"everything", func(*Report) {}, LevelStrict, "", ""},
+		{"no landlock keeps strict", func(r *Report) { r.Landlock = no("old kernel") }, LevelStrict, "",
+			"sandbox level landlock needs landlock: old kernel"},
+		{"no user namespaces", func(r *Report) { r.UserNS = no("seccomp profile") }, LevelLandlock,
+			"sandbox level strict needs user namespaces: seccomp profile", ""},
+		{"no seccomp", func(r *Report) { r.Seccomp = no("not built") }, LevelOff,
+			"needs seccomp: not built", "needs seccomp: not built"},
+		{"nothing", func(r *Report) {
+			*r = Report{UserNS: no("a"), Landlock: no("b"), Seccomp: no("c"), NoNewPrivs: no("d")}
+		},
+			LevelOff, "needs user namespaces: a; needs seccomp: c; needs no_new_privs: d", "needs landlock: b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := all
+			tc.edit(&r)
+			assert.Equal(t, tc.best, r.Best())
+			assert.NoError(t, r.Supports(LevelOff))
+			for l, want := range map[Level]string{LevelStrict: tc.strict, LevelLandlock: tc.landlck} {
+				err := r.Supports(l)
+				if want == "" {
+					assert.NoError(t, err, l)
+					continue
+				}
+				require.Error(t, err, l)
+				assert.Contains(t, err.Error(), want)
+			}
+		})
+	}
+	assert.Error(t, all.Supports("bogus"))
+}
+
+func TestReportWriteText(t *testing.T) {
+	r := Report{
+		UserNS:      Feature{Reason: "user.max_user_namespaces is 0"},
+		Landlock:    Feature{OK: true, Reason: "ABI 7"},
+		Seccomp:     Feature{OK: true, Reason: "filter mode"},
+		NoNewPrivs:  Feature{OK: true},
+		CgroupV2:    Feature{OK: true, Reason: "unified hierarchy at /sys/fs/cgroup"},
+		LandlockABI: 7,
+	}
+	var b strings.Builder
+	require.NoError(t, r.WriteText(&b))
+	assert.Equal(t, `user namespaces   no    user.max_user_namespaces is 0
+landlock          yes   ABI 7
+seccomp           yes   filter mode
+no_new_privs      yes
+cgroup v2         yes   unified hierarchy at /sys/fs/cgroup
+landlock ABI      7
+best level: landlock
+`, b.String())
+}

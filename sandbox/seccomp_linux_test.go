@@ -1,0 +1,278 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/elastic/go-seccomp-bpf/arch"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	childScenarios["seccomp"] = seccompChild
+}
+
+// errnoName is "EPERM", "ENOSYS" and so on, "ok" for no error.
+func errnoName(e syscall.Errno) string {
+	if e == 0 {
+		return "ok"
+	}
+	return unix.ErrnoName(e)
+}
+
+// execResult runs a command and says "ok", or how it failed with its stderr's last line.
+func execResult(name string, args ...string) string {
+	cmd := exec.Command(name, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		return fmt.Sprintf("failed: %v: %s", err, lines[len(lines)-1])
+	}
+	return "ok"
+}
+
+// seccompChild applies the filter and reports how the denied calls, and a few allowed
+// ones, fare afterwards, in this process, in a thread made later and in children.
+func seccompChild() int {
+	if err := ApplySeccomp(); err != nil {
+		report("apply", err)
+		return 1
+	}
+	report("apply", "ok")
+	sys := func(key string, nr uintptr, a ...uintptr) {
+		var args [6]uintptr
+		copy(args[:], a)
+		_, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+		report(key, errnoName(e))
+	}
+	runtime.LockOSThread() // PTRACE_TRACEME et al. act on this thread only
+	sys("ptrace", unix.SYS_PTRACE, unix.PTRACE_TRACEME)
+	runtime.UnlockOSThread()
+	target, _ := unix.BytePtrFromString("/nonexistent-sandbox-test")
+	fstype, _ := unix.BytePtrFromString("tmpfs")
+	sys("mount", unix.SYS_MOUNT, uintptr(unsafe.Pointer(fstype)), uintptr(unsafe.Pointer(target)), uintptr(unsafe.Pointer(fstype)))
+	sys("umount2", unix.SYS_UMOUNT2, uintptr(unsafe.Pointer(target)))
+	sys("unshare", unix.SYS_UNSHARE, unix.CLONE_NEWUSER)
+	sys("keyctl", unix.SYS_KEYCTL, unix.KEYCTL_GET_KEYRING_ID, uintptr(0xfffffffd)) // KEY_SPEC_SESSION_KEYRING
+	sys("bpf", unix.SYS_BPF, unix.BPF_MAP_CREATE)
+	sys("perf_event_open", unix.SYS_PERF_EVENT_OPEN, 0, 0, ^uintptr(0), ^uintptr(0))
+	sys("process_vm_readv", unix.SYS_PROCESS_VM_READV, uintptr(os.Getpid()))
+	sys("setns", unix.SYS_SETNS, ^uintptr(0))
+	sys("userfaultfd", unix.SYS_USERFAULTFD)
+	sys("clone3", unix.SYS_CLONE3)
+	sys("getpid", unix.SYS_GETPID)
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		report("devnull", err)
+		return 1
+	}
+	sys("ioctl_tiocsti", unix.SYS_IOCTL, devnull.Fd(), unix.TIOCSTI)
+	sys("ioctl_tiocsti_high_bits", unix.SYS_IOCTL, devnull.Fd(), 1<<32|unix.TIOCSTI)
+	sys("ioctl_tcgets", unix.SYS_IOCTL, devnull.Fd(), unix.TCGETS)
+	_ = devnull.Close()
+
+	report("exec_true", execResult("true"))
+	report("exec_unshare_U", execResult("unshare", "-U", "true"))
+	report("exec_unshare_r", execResult("unshare", "-r", "true"))
+	if py, err := exec.LookPath("python3"); err == nil {
+		report("python_unshare", execResult(py, "-c", pythonUnshare))
+	}
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER}
+	report("go_clone_newuser", errResult(cmd.Run()))
+
+	reportThreads()
+	return 0
+}
+
+func errResult(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var e syscall.Errno
+	if errors.As(err, &e) {
+		return errnoName(e)
+	}
+	return err.Error()
+}
+
+// reportThreads makes more locked threads than the process had when filtered, so at
+// least one is new, and has each try unshare; then it checks every thread's status.
+func reportThreads() {
+	before := taskIDs()
+	n := len(before) + 2
+	var ready, done sync.WaitGroup
+	release := make(chan struct{})
+	results := make([]string, n)
+	newThreads := make([]bool, n)
+	ready.Add(n)
+	done.Add(n)
+	for i := range n {
+		go func() {
+			defer done.Done()
+			runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+			tid := unix.Gettid()
+			_, newThreads[i] = before[tid]
+			newThreads[i] = !newThreads[i]
+			_, _, e := unix.Syscall(unix.SYS_UNSHARE, unix.CLONE_NEWUSER, 0, 0)
+			results[i] = errnoName(e)
+			ready.Done()
+			<-release // hold the thread so the others need their own
+		}()
+	}
+	ready.Wait()
+	close(release)
+	done.Wait()
+	fresh := 0
+	verdict := "EPERM"
+	for i := range n {
+		if newThreads[i] {
+			fresh++
+		}
+		if results[i] != "EPERM" {
+			verdict = results[i]
+		}
+	}
+	report("new_threads", fresh > 0)
+	report("threads_unshare", verdict)
+	report("all_threads_seccomp", allTasks("Seccomp", "2"))
+	report("all_threads_no_new_privs", allTasks("NoNewPrivs", "1"))
+}
+
+// taskIDs are the thread ids of this process.
+func taskIDs() map[int]struct{} {
+	ids := map[int]struct{}{}
+	dirs, _ := filepath.Glob("/proc/self/task/*")
+	for _, d := range dirs {
+		var id int
+		if _, err := fmt.Sscan(filepath.Base(d), &id); err == nil {
+			ids[id] = struct{}{}
+		}
+	}
+	return ids
+}
+
+// allTasks says "yes" if field has value want in every thread's status, else which
+// thread has what.
+func allTasks(field, want string) string {
+	dirs, _ := filepath.Glob("/proc/self/task/*/status")
+	if len(dirs) == 0 {
+		return "no threads"
+	}
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue // the thread has ended since the glob
+		}
+		if got := fieldOf(string(b), field); got != want {
+			return fmt.Sprintf("%s has %s %q", d, field, got)
+		}
+	}
+	return "yes"
+}
+
+func TestApplySeccomp(t *testing.T) {
+	got := runChild(t, "seccomp")
+	require.Equal(t, "ok", got["apply"])
+	for _, tc := range []struct {
+		name, key, want string
+	}{
+		{"ptrace", "ptrace", "EPERM"},
+		{"mount", "mount", "EPERM"},
+		{"umount2", "umount2", "EPERM"},
+		{"unshare user namespace", "unshare", "EPERM"},
+		{"keyctl", "keyctl", "EPERM"},
+		{"bpf", "bpf", "EPERM"},
+		{"perf_event_open", "perf_event_open", "EPERM"},
+		{"process_vm_readv", "process_vm_readv", "EPERM"},
+		{"setns", "setns", "EPERM"},
+		{"userfaultfd", "userfaultfd", "EPERM"},
+		{"clone3 falls back", "clone3", "ENOSYS"},
+		{"getpid still works", "getpid", "ok"},
+		{"ioctl TIOCSTI", "ioctl_tiocsti", "EPERM"},
+		{"ioctl TIOCSTI with high bits set", "ioctl_tiocsti_high_bits", "EPERM"},
+		{"other ioctls still reach the driver", "ioctl_tcgets", "ENOTTY"},
+		{"a child still runs", "exec_true", "ok"},
+		{"go clone with CLONE_NEWUSER", "go_clone_newuser", "EPERM"},
+		{"a thread made after the filter exists", "new_threads", "true"},
+		{"threads made after the filter are filtered", "threads_unshare", "EPERM"},
+		{"every thread is in filter mode", "all_threads_seccomp", "yes"},
+		{"every thread has no_new_privs", "all_threads_no_new_privs", "yes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, got[tc.key])
+		})
+	}
+	for _, tc := range []struct {
+		name, key string
+		skip      bool
+	}{
+		{"unshare -U in a child", "exec_unshare_U", false},
+		{"unshare -r in a child", "exec_unshare_r", false},
+		{"python os.unshare in a child", "python_unshare", !hasPython()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.skip {
+				t.Skip("python3 not found")
+			}
+			assert.Contains(t, got[tc.key], "failed")
+			assert.Contains(t, got[tc.key], "Operation not permitted")
+		})
+	}
+}
+
+// pythonUnshare unshares a user namespace with os.unshare (Python 3.12+) or libc.
+const pythonUnshare = `import ctypes, os, sys
+if hasattr(os, "unshare"):
+    os.unshare(os.CLONE_NEWUSER)
+    sys.exit(0)
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000) != 0:
+    sys.exit(os.strerror(ctypes.get_errno()))
+`
+
+func hasPython() bool {
+	_, err := exec.LookPath("python3")
+	return err == nil
+}
+
+func TestDenyListExistsOnEveryArch(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		info *arch.Info
+	}{
+		{"amd64", arch.X86_64},
+		{"arm64", arch.AARCH64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := policy(tc.info)
+			require.NoError(t, err)
+			var n int
+			for _, g := range p.Syscalls {
+				n += len(g.Names) + len(g.NamesWithCondtions)
+			}
+			want := len(denyList)
+			if tc.info.ID != arch.X86_64.ID {
+				want -= 2 // iopl, ioperm
+			}
+			assert.Equal(t, want, n)
+		})
+	}
+}
+
+func TestIoctlFilterLength(t *testing.T) {
+	prog := ioctlAndABIFilter(uint32(arch.X86_64.ID), deniedIoctls)
+	assert.Len(t, prog, 8+len(deniedIoctls))
+}
