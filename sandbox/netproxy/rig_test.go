@@ -116,4 +116,3 @@ func echo(tb testing.TB) string {
 	tb.Cleanup(func() { cancel(); wg.Wait() })
 	return l.Addr().String()
 }
-
