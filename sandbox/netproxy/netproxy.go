@@ -1,6 +1,7 @@
 // Package netproxy is the sandbox's only way out: an HTTP proxy (CONNECT and
-// absolute-form requests) that dials only hosts on an allowlist, answers everything
-// else with a 403 that names the host, and reports each refusal.
+// absolute-form requests) that dials only hosts on an allowlist and answers any other
+// with a 403 naming the host and a reported Violation, plus the forwarder that carries
+// the sandbox's loopback TCP connections to it over a unix socket.
 package netproxy
 
 import (

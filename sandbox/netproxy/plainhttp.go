@@ -49,11 +49,7 @@ func (p *Proxy) forward(ctx context.Context, t *tracker, c net.Conn, req *http.R
 		return false
 	}
 	out := outgoing(req)
-	if strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
-		if _, err := io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
-			return false
-		}
-	}
+	expect := strings.EqualFold(req.Header.Get("Expect"), "100-continue")
 	var resp *http.Response
 	for attempt := 0; ; attempt++ {
 		reused := up.conn != nil && up.target == target
@@ -65,15 +61,21 @@ func (p *Proxy) forward(ctx context.Context, t *tracker, c net.Conn, req *http.R
 			}
 			*up = upstream{conn: conn, target: target, br: bufio.NewReader(conn), bw: bufio.NewWriter(conn)}
 		}
+		if expect { // answered here, once the host has passed, as it is not forwarded
+			expect = false
+			if _, err := io.WriteString(c, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+				return false
+			}
+		}
 		var err error
 		resp, err = roundTrip(up, out)
 		if err == nil {
 			break
 		}
 		up.close(t)
-		// A kept connection the server closed while idle: retry once if nothing of
-		// the request's body has been consumed.
-		if reused && attempt == 0 && req.ContentLength == 0 {
+		// A kept connection the server closed while idle: retry an idempotent request
+		// without a body once, on a new connection.
+		if reused && attempt == 0 && req.ContentLength == 0 && idempotent[req.Method] {
 			continue
 		}
 		reply(c, http.StatusBadGateway, fmt.Sprintf("agentrun sandbox: request to %s failed: %v\n", target, err))
@@ -137,6 +139,8 @@ func outgoing(req *http.Request) *http.Request {
 		Trailer:          req.Trailer,
 	}
 }
+
+var idempotent = map[string]bool{http.MethodGet: true, http.MethodHead: true, http.MethodOptions: true, http.MethodTrace: true}
 
 // hopByHop are the headers that describe one connection, not the message.
 var hopByHop = []string{
