@@ -1,0 +1,15 @@
+package netproxy
+
+import (
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChild(os.Getenv(childEnv)))
+	}
+	goleak.VerifyTestMain(m)
+}
