@@ -92,6 +92,11 @@ func enterRoot(s Spec, hidden []string) error {
 			return fmt.Errorf("proxy socket: %w", err)
 		}
 	}
+	// A fresh proc of the pid namespace; the kernel allows it only while the host's
+	// fully visible /proc is still attached.
+	if err := unix.Mount("proc", "/newroot/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
 	if err := unix.Chdir("/newroot"); err != nil {
 		return err
 	}
@@ -105,9 +110,6 @@ func enterRoot(s Spec, hidden []string) error {
 	}
 	if err := unix.Chdir("/"); err != nil {
 		return err
-	}
-	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
 		return fmt.Errorf("make root read-only: %w", err)
@@ -187,7 +189,9 @@ func remountTree(dst string, flags uintptr) error {
 
 // mountsUnder lists the mount points at or below dir, parents first.
 func mountsUnder(dir string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	// During the setup the host's /proc is below /oldroot; it shows this process's
+	// own mount namespace.
+	f, err := os.Open("/oldroot/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +284,7 @@ func mask(p string) error {
 // makeScratch gives the sandbox a private /tmp, /dev/shm and /run, and the home
 // directory when it is not bound.
 func makeScratch(s Spec) error {
-	for _, d := range []string{"/newroot/tmp", "/newroot/run/agentrun"} {
+	for _, d := range []string{"/newroot/tmp", "/newroot/run/agentrun", "/newroot/proc"} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}

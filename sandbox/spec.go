@@ -54,6 +54,10 @@ type Spec struct {
 	Home string
 	// Writable and Readable are the spec's extra paths (sandbox.writable/readable).
 	Writable, Readable []string
+	// External are the host's top-level directories of the external scope, as
+	// ExternalDirs lists them on the host (the worker builds its root where it can no
+	// longer look).
+	External []string
 	// TempDir is a private scratch directory of the session on the host, used as
 	// TMPDIR where /tmp cannot be private (level landlock).
 	TempDir string
@@ -130,7 +134,7 @@ func (s Spec) Binds() []Bind {
 		}
 	}
 	if s.Mode.External.Has(PermRead) {
-		for _, d := range externalDirs() {
+		for _, d := range s.External {
 			b = append(b, Bind{Path: d, Write: s.Mode.External.Has(PermWrite), Exec: s.Mode.External.Has(PermExecute), Optional: true})
 		}
 	} else if s.Home != "" {
@@ -150,8 +154,9 @@ func (s Spec) Binds() []Bind {
 	return b
 }
 
-// externalDirs are the host's top-level directories that belong to no other scope.
-func externalDirs() []string {
+// ExternalDirs lists the host's top-level directories that belong to no other scope:
+// the external scope of a bash_mode, such as /home, /opt and /work.
+func ExternalDirs() []string {
 	entries, err := os.ReadDir("/")
 	if err != nil {
 		return nil

@@ -38,6 +38,9 @@ func New(cfg Config, binary string, activity func()) *Client {
 	if activity == nil {
 		activity = func() {}
 	}
+	if cfg.Spec.External == nil {
+		cfg.Spec.External = sandbox.ExternalDirs()
+	}
 	return &Client{cfg: cfg, binary: binary, activity: activity}
 }
 

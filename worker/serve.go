@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,6 +33,11 @@ func serveMain() int {
 		return 2
 	}
 	_ = cfgFile.Close()
+	for _, kv := range cfg.Env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			_ = os.Setenv("PATH", v) // where the tools look up bash and the commands they run
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var wg sync.WaitGroup

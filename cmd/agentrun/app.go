@@ -80,6 +80,7 @@ func (a *App) commands() []command {
 		{"replay", "render a session's events.jsonl as text", (*App).cmdReplay},
 		{"merge", "join the outputs of sharded runs", (*App).cmdMerge},
 		{"fake-server", "serve the scripted model over HTTP in the three wire formats", (*App).cmdFakeServer},
+		{"sandbox", "show how this machine can confine tools (sandbox check)", (*App).cmdSandbox},
 		{"version", "print the version", (*App).cmdVersion},
 	}
 }

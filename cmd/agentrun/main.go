@@ -6,6 +6,8 @@ import (
 	"context"
 	"os"
 	"runtime/debug"
+
+	"github.com/agentrun/agentrun/worker"
 )
 
 // gcPercent is the garbage collector's target unless GOGC says otherwise. agentrun's
@@ -15,6 +17,9 @@ import (
 const gcPercent = 400
 
 func main() {
+	if len(os.Args) >= 2 && os.Args[1] == worker.Command {
+		os.Exit(worker.Main(os.Args[2:]))
+	}
 	if len(os.Args) == 3 && os.Args[1] == reaperArg {
 		os.Exit(min(reap(readGroups(os.Stdin), "/proc", os.Args[2]), 1))
 	}

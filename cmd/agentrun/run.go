@@ -137,7 +137,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		reportGoroutines(log)
 	}
 	if err != nil {
-		if errors.Is(err, runner.ErrLocked) {
+		if errors.Is(err, runner.ErrLocked) || errors.Is(err, runner.ErrSandbox) {
 			return usageError{err}
 		}
 		return err

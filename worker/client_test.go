@@ -1,0 +1,74 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/worker"
+)
+
+// newClient starts a client whose worker is this test binary, on a fresh workspace.
+func newClient(t *testing.T, level sandbox.Level, mode string) (*worker.Client, string) {
+	t.Helper()
+	return newClientPolicy(t, level, mode, mode)
+}
+
+// newClientPolicy is newClient with the classifier's bash_mode apart from the kernel's.
+func newClientPolicy(t *testing.T, level sandbox.Level, mode, policy string) (*worker.Client, string) {
+	t.Helper()
+	if err := sandbox.Probe().Supports(level); err != nil {
+		t.Skipf("this machine cannot run level %s: %v", level, err)
+	}
+	ws := t.TempDir()
+	ws, err := filepath.EvalSymlinks(ws)
+	require.NoError(t, err)
+	m, err := sandbox.ParseMode(mode)
+	require.NoError(t, err)
+	home, _ := os.UserHomeDir()
+	cfg := worker.Config{
+		Spec:     sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: home},
+		Env:      []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C.UTF-8"},
+		BashMode: policy, Timeout: time.Minute, IdleExit: time.Hour,
+	}
+	cfg.Hidden = cfg.Spec.Hidden()
+	c := worker.New(cfg, os.Args[0], nil)
+	t.Cleanup(func() { assert.NoError(t, c.Close()) })
+	return c, ws
+}
+
+func bash(t *testing.T, c *worker.Client, cmd string) (string, bool) {
+	t.Helper()
+	in, err := json.Marshal(map[string]string{"command": cmd})
+	require.NoError(t, err)
+	r := c.RunTool(context.Background(), "Bash", in)
+	return r.Content, r.IsError
+}
+
+func TestWorkerRunsTools(t *testing.T) {
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock, sandbox.LevelOff} {
+		t.Run(string(level), func(t *testing.T) {
+			c, ws := newClient(t, level, "0467")
+			out, isErr := bash(t, c, "echo hello > made.txt; cat made.txt; echo pid=$$")
+			require.False(t, isErr, out)
+			assert.Contains(t, out, "hello")
+			got, err := os.ReadFile(filepath.Join(ws, "made.txt"))
+			require.NoError(t, err)
+			assert.Equal(t, "hello\n", string(got))
+			r := c.Ready()
+			require.NotNil(t, r)
+			assert.Equal(t, level, r.Level)
+			assert.ElementsMatch(t, level.Layers(os.Getuid() == 0 && level != sandbox.LevelStrict), r.Layers)
+			w := c.Exec(context.Background(), "test -f made.txt && exit 3", time.Minute, 0)
+			require.NoError(t, w.Err)
+			assert.Equal(t, 3, w.ExitCode)
+		})
+	}
+}
