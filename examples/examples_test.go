@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/agentrun/agentrun/worker"
+
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
@@ -22,7 +24,10 @@ import (
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	worker.ExitIfWorker() // the runner starts this test binary as its sessions' worker
+	goleak.VerifyTestMain(m)
+}
 
 // scriptedProviders gives every session the scripted model playing the session's
 // script, named the way cmd/agentrun names it when no API key is configured.

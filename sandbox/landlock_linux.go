@@ -26,6 +26,14 @@ func ApplyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int) (int, er
 		return 0, fmt.Errorf("landlock: not available: %v", err)
 	}
 	cfg := landlock.V7
+	if abi < 8 {
+		// Before ABI 8 (TSYNC) every thread's landlock_restrict_self makes a domain of
+		// its own, so the scopes (signals, abstract sockets) would set the worker's
+		// threads and the processes they fork against one another: a cancelled
+		// command could not be killed. Signals stay inside the pid namespace at level
+		// strict; level landlock lists this gap.
+		cfg.Scoped = 0
+	}
 	rules := landlockRules(s, inRoot, hidden)
 	if inRoot {
 		cfg.HandledAccessNet = 0 // the empty network namespace is the network layer

@@ -1,7 +1,6 @@
 package worker_test
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -11,8 +10,6 @@ import (
 
 // TestMain runs the test binary as a worker when a client starts it so.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == worker.Command {
-		os.Exit(worker.Main(os.Args[2:]))
-	}
+	worker.ExitIfWorker()
 	goleak.VerifyTestMain(m)
 }

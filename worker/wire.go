@@ -6,6 +6,7 @@ package worker
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -105,4 +106,13 @@ func first(fields []string) string {
 		return fields[0][:32]
 	}
 	return fields[0]
+}
+
+// ExitIfWorker runs the worker and exits when this process was started as one (its
+// first argument is Command). Binaries that start workers from themselves, test
+// binaries included, call it first thing in main or TestMain.
+func ExitIfWorker() {
+	if len(os.Args) > 1 && os.Args[1] == Command {
+		os.Exit(Main(os.Args[2:]))
+	}
 }

@@ -17,9 +17,7 @@ import (
 const gcPercent = 400
 
 func main() {
-	if len(os.Args) >= 2 && os.Args[1] == worker.Command {
-		os.Exit(worker.Main(os.Args[2:]))
-	}
+	worker.ExitIfWorker()
 	if len(os.Args) == 3 && os.Args[1] == reaperArg {
 		os.Exit(min(reap(readGroups(os.Stdin), "/proc", os.Args[2]), 1))
 	}

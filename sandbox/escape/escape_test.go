@@ -1,0 +1,419 @@
+package escape_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/agent/tools"
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/worker"
+)
+
+// allPolicy is the classifier's bash_mode that lets every command and path through, so
+// that what stops an attempt is the kernel.
+const allPolicy = "7777"
+
+// attempt is one named way out. Its command (Bash) or input (another tool) holds
+// placeholders (see fixture.expander); effect says what must not happen on the host.
+type attempt struct {
+	name  string
+	tool  string // "" is Bash
+	cmd   string // the Bash command, or the tool's input JSON
+	needs string // a program the attempt needs on the host's PATH
+	// effect is checked before and after the call; nil checks the secrets only.
+	effect effect
+	// strict and landlock say whether the attempt must be held at that level. An
+	// attempt a level cannot hold is a gap: it is logged, and gap says why.
+	strict, landlock bool
+	gap              string
+	// off runs the attempt at level off too, where it must get through: the proof that
+	// the vector works at all (only for attempts whose effect stays in test folders).
+	off bool
+}
+
+// must reports whether the attempt has to be held at level l.
+func (a attempt) must(l sandbox.Level) bool {
+	switch l {
+	case sandbox.LevelStrict:
+		return a.strict
+	case sandbox.LevelLandlock:
+		return a.landlock
+	}
+	return false
+}
+
+// effect prepares a check of one attempt: it runs before the call and returns a
+// function that judges the call's output and the host afterwards, saying whether the
+// attempt was held and, if not, what got through.
+type effect func(t *testing.T, fx *fixture, x *expander) func(out string) (held bool, what string)
+
+// options shape a fixture's worker.
+type options struct {
+	mode   string   // the kernel's bash_mode
+	policy string   // the classifier's bash_mode; allPolicy when empty
+	allow  []string // the network allowlist; nil serves no proxy
+}
+
+// levels runs body once per confined level (and at off when off is set), skipping the
+// levels this machine cannot give.
+func levels(t *testing.T, off bool, body func(t *testing.T, level sandbox.Level)) {
+	ls := []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock}
+	if off {
+		ls = append(ls, sandbox.LevelOff)
+	}
+	for _, level := range ls {
+		t.Run(string(level), func(t *testing.T) {
+			if err := sandbox.Probe().Supports(level); err != nil {
+				t.Skipf("this machine cannot run level %s: %v", level, err)
+			}
+			body(t, level)
+		})
+	}
+}
+
+// runTable runs each attempt of table that applies to the fixture's level, in order,
+// as a subtest of its own.
+func runTable(t *testing.T, fx *fixture, table []attempt) {
+	for _, a := range table {
+		if fx.level == sandbox.LevelOff && !a.off {
+			continue
+		}
+		t.Run(a.name, func(t *testing.T) { fx.try(t, a) })
+	}
+}
+
+// try runs one attempt and judges it.
+func (fx *fixture) try(t *testing.T, a attempt) {
+	if a.needs != "" {
+		if _, err := exec.LookPath(a.needs); err != nil {
+			t.Skipf("%s is not installed", a.needs)
+		}
+	}
+	x := fx.expander(a.name)
+	var check func(string) (bool, string)
+	if a.effect != nil {
+		check = a.effect(t, fx, x)
+	}
+	var out string
+	if a.tool == "" || a.tool == "Bash" {
+		out = fx.bash(t, x.expand(a.cmd), 20).Content
+	} else {
+		out = fx.run(t, a.tool, x.expand(a.cmd)).Content
+	}
+	held, what := true, ""
+	if check != nil {
+		held, what = check(out)
+	}
+	if held {
+		if leaked := fx.leaked(out); leaked != "" {
+			held, what = false, "the output holds "+leaked
+		}
+	}
+	fx.judge(t, a, held, what, out)
+}
+
+// judge asserts the outcome the attempt's table entry expects at the fixture's level.
+func (fx *fixture) judge(t *testing.T, a attempt, held bool, what, out string) {
+	t.Helper()
+	switch {
+	case fx.level == sandbox.LevelOff:
+		assert.False(t, held, "control: %q was held at level off, so the attempt proves nothing\noutput:\n%s", a.name, clip(out))
+	case a.must(fx.level):
+		assert.True(t, held, "ESCAPE at level %s: %q: %s\noutput:\n%s", fx.level, a.name, what, clip(out))
+	case held:
+		t.Logf("level %s held %q although it is listed as a gap (%s)", fx.level, a.name, a.gap)
+	default:
+		t.Logf("GAP at level %s: %q: %s (%s)", fx.level, a.name, what, a.gap)
+	}
+}
+
+// fixture is one fake host layout and one worker serving it:
+//
+//	root/            in the external scope (read-only at bash_mode 0467)
+//	  ws/            the workspace
+//	  outside/       target.txt, a file outside the workspace
+//	  home/          $HOME: .ssh/config holds a secret, notes.txt does not
+//	hostonly/        in no scope: secret.txt
+type fixture struct {
+	level                          sandbox.Level
+	mode                           string
+	root, ws, outside, home, host  string
+	target                         string
+	sshSecret, hostSecret, notes   string
+	sleeper                        *exec.Cmd
+	sleeperName                    string
+	client                         *worker.Client
+	placeholders                   []string
+	nextID                         int // the id of the client's next request
+}
+
+// newFixture builds the layout and a client for level; the worker starts at the first
+// call and is closed at the end of the test.
+func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
+	t.Helper()
+	fx := &fixture{level: level, mode: o.mode}
+	fx.root = realTemp(t)
+	fx.host = realTemp(t)
+	fx.ws = filepath.Join(fx.root, "ws")
+	fx.outside = filepath.Join(fx.root, "outside")
+	fx.home = filepath.Join(fx.root, "home")
+	fx.target = filepath.Join(fx.outside, "target.txt")
+	fx.sshSecret = "ssh-secret-" + randomHex(8)
+	fx.hostSecret = "host-secret-" + randomHex(8)
+	fx.notes = "home-notes-" + randomHex(8)
+	for _, d := range []string{fx.ws, fx.outside, filepath.Join(fx.home, ".ssh")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	writeFile(t, fx.target, "outside target: must stay as it is\n")
+	writeFile(t, filepath.Join(fx.home, ".ssh", "config"), "Host *\n  IdentityFile "+fx.sshSecret+"\n")
+	writeFile(t, filepath.Join(fx.home, ".ssh", "id_"+fx.sshSecret), "key\n")
+	writeFile(t, filepath.Join(fx.home, "notes.txt"), fx.notes+"\n")
+	writeFile(t, filepath.Join(fx.host, "secret.txt"), fx.hostSecret+"\n")
+	writeFile(t, filepath.Join(fx.ws, "inside.txt"), "inside\n")
+	fx.startSleeper(t)
+
+	mode, err := sandbox.ParseMode(o.mode)
+	require.NoError(t, err)
+	policy := o.policy
+	if policy == "" {
+		policy = allPolicy
+	}
+	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: fx.ws, Home: fx.home,
+		External: append(sandbox.ExternalDirs(), fx.root)}
+	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + fx.home, "LANG=C.UTF-8"}
+	cfg := worker.Config{BashMode: policy, Timeout: time.Minute, IdleExit: time.Hour}
+	if level == sandbox.LevelLandlock {
+		spec.TempDir = realTemp(t)
+		env = append(env, "TMPDIR="+spec.TempDir)
+	}
+	if o.allow != nil {
+		serveProxy(t, fx, &spec, &cfg, o.allow)
+	}
+	cfg.Spec, cfg.Env = spec, env
+	cfg.Hidden = spec.Hidden()
+	fx.client = worker.New(cfg, os.Args[0], nil)
+	t.Cleanup(func() { assert.NoError(t, fx.client.Close()) })
+	fx.placeholders = []string{
+		"{WS}", fx.ws, "{ROOT}", fx.root, "{OUTDIR}", fx.outside, "{TARGET}", fx.target,
+		"{HOME}", fx.home, "{HOSTONLY}", fx.host, "{TESTPID}", strconv.Itoa(os.Getpid()),
+		"{SLEEPER}", strconv.Itoa(fx.sleeper.Process.Pid),
+	}
+	return fx
+}
+
+// startSleeper starts a process outside the sandbox, as the host's: the planted key and
+// the host secret are in its environment, and its name is unique.
+func (fx *fixture) startSleeper(t *testing.T) {
+	t.Helper()
+	fx.sleeperName = "escape-host-sleeper-" + randomHex(6)
+	cmd := exec.Command("sleep", "1000")
+	cmd.Args[0] = fx.sleeperName
+	cmd.Env = []string{"PATH=/usr/bin:/bin", keyVar + "=" + plantedKey(), "HOST_SECRET=" + fx.hostSecret}
+	require.NoError(t, cmd.Start())
+	fx.sleeper = cmd
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+}
+
+// sleeperAlive reports whether the host's sleeper still runs (and is not stopped).
+func (fx *fixture) sleeperAlive() bool {
+	st, err := os.ReadFile("/proc/" + strconv.Itoa(fx.sleeper.Process.Pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(st)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] == 'S'
+}
+
+// expander replaces the placeholders of one attempt: the fixture's and {OUT} (a path in
+// outside/ to create), {RAN} (a workspace path the vector creates to prove it ran),
+// {MARK} (a unique word) and {ETCX}, {USRX}, {TMPX}, {SHMX} (new host paths).
+type expander struct{ r *strings.Replacer }
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+func (fx *fixture) expander(name string) *expander {
+	slug := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(slug) > 40 {
+		slug = slug[:40]
+	}
+	uniq := "escape-" + slug + "-" + randomHex(4)
+	out := filepath.Join(fx.outside, uniq)
+	pairs := append([]string{
+		"{OUT}", out, "{B64}", base64.StdEncoding.EncodeToString([]byte("touch " + out + "\n")), "{RAN}", filepath.Join(fx.ws, "ran-"+uniq),
+		"{MARK}", "mark-" + uniq, "{ETCX}", "/etc/" + uniq, "{USRX}", "/usr/" + uniq,
+		"{TMPX}", "/tmp/" + uniq, "{SHMX}", "/dev/shm/" + uniq, "{NAME}", uniq,
+	}, fx.placeholders...)
+	return &expander{r: strings.NewReplacer(pairs...)}
+}
+
+func (x *expander) expand(s string) string { return x.r.Replace(s) }
+
+// bash runs a command through the Bash tool with a time limit in seconds.
+func (fx *fixture) bash(t *testing.T, cmd string, timeout int) tools.Result {
+	t.Helper()
+	in, err := json.Marshal(map[string]any{"command": cmd, "timeout": timeout})
+	require.NoError(t, err)
+	return fx.run(t, "Bash", string(in))
+}
+
+// run runs one tool call in the worker.
+func (fx *fixture) run(t *testing.T, tool, input string) tools.Result {
+	t.Helper()
+	require.True(t, json.Valid([]byte(input)), "input of %s is not JSON: %s", tool, input)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	fx.nextID++
+	return fx.client.RunTool(ctx, tool, json.RawMessage(input))
+}
+
+// secrets are the strings no tool result may hold.
+func (fx *fixture) secrets() []string {
+	return []string{plantedKey(), fx.sshSecret, fx.hostSecret}
+}
+
+// leaked names the first secret out holds, or "".
+func (fx *fixture) leaked(out string) string {
+	for _, s := range fx.secrets() {
+		if strings.Contains(out, s) {
+			return "the secret " + s
+		}
+	}
+	return ""
+}
+
+// The effects.
+
+// absent: the host path must not exist afterwards (it is removed if it does).
+func absent(tmpl string) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		p := x.expand(tmpl)
+		_, err := os.Lstat(p)
+		require.True(t, os.IsNotExist(err), "%s exists before the attempt", p)
+		t.Cleanup(func() { _ = os.RemoveAll(p) })
+		return func(string) (bool, string) {
+			if _, err := os.Lstat(p); err == nil {
+				return false, "created " + p
+			}
+			return true, ""
+		}
+	}
+}
+
+// unchanged: the host file must keep its content, mode, times and extended attributes;
+// when it does not, it is restored for the attempts after this one.
+func unchanged(tmpl string) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		p := x.expand(tmpl)
+		before, err := snapshot(p)
+		require.NoError(t, err)
+		return func(string) (bool, string) {
+			after, err := snapshot(p)
+			if err == nil && after == before {
+				return true, ""
+			}
+			what := "changed " + p + ": " + before.diff(after, err)
+			require.NoError(t, before.restore(p), "restore %s", p)
+			return false, what
+		}
+	}
+}
+
+// hidden: the output must not hold s (a placeholder template).
+func hidden(tmpl string) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		s := x.expand(tmpl)
+		return func(out string) (bool, string) {
+			if strings.Contains(out, s) {
+				return false, "the output holds " + s
+			}
+			return true, ""
+		}
+	}
+}
+
+// all: every effect must hold.
+func all(effects ...effect) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		checks := make([]func(string) (bool, string), len(effects))
+		for i, e := range effects {
+			checks[i] = e(t, fx, x)
+		}
+		return func(out string) (bool, string) {
+			held, whats := true, []string(nil)
+			for _, c := range checks {
+				if ok, what := c(out); !ok {
+					held, whats = false, append(whats, what)
+				}
+			}
+			return held, strings.Join(whats, "; ")
+		}
+	}
+}
+
+// ran: the vector must have run (it creates {RAN} in the workspace), else the attempt
+// proves nothing. It is a precondition, not an effect.
+func ran(e effect) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		check := e(t, fx, x)
+		p := x.expand("{RAN}")
+		return func(out string) (bool, string) {
+			_, err := os.Lstat(p)
+			require.NoError(t, err, "the vector did not run (no %s); output:\n%s", p, clip(out))
+			return check(out)
+		}
+	}
+}
+
+// sleeperSurvives: the host's sleeper must still run, not stopped or traced.
+func sleeperSurvives() effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		require.True(t, fx.sleeperAlive(), "the host's sleeper is not running before the attempt")
+		return func(string) (bool, string) {
+			if !fx.sleeperAlive() {
+				return false, "the host's sleeper was killed or stopped"
+			}
+			status, _ := os.ReadFile("/proc/" + strconv.Itoa(fx.sleeper.Process.Pid) + "/status")
+			if !strings.Contains(string(status), "TracerPid:\t0\n") {
+				return false, "the host's sleeper is traced"
+			}
+			return true, ""
+		}
+	}
+}
+
+// Helpers.
+
+func realTemp(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return d
+}
+
+func writeFile(t *testing.T, p, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+func clip(s string) string {
+	if len(s) > 2000 {
+		return s[:1000] + "\n[...]\n" + s[len(s)-1000:]
+	}
+	return s
+}

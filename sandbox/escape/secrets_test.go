@@ -1,0 +1,91 @@
+package escape_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// pythonEnviron reads every process's environment it can.
+const pythonEnviron = `python3 - <<'EOF'
+import glob
+for p in glob.glob('/proc/[0-9]*/environ') + glob.glob('/proc/[0-9]*/task/*/environ'):
+    try:
+        print(p, open(p, 'rb').read().replace(b'\0', b' ').decode(errors='replace'))
+    except OSError as e:
+        print(p, e)
+EOF`
+
+// pythonMem looks for the planted key in the test process's memory.
+const pythonMem = `python3 - <<'EOF'
+pid = {TESTPID}
+try:
+    maps = open('/proc/%d/maps' % pid).read().splitlines()
+    mem = open('/proc/%d/mem' % pid, 'rb')
+    for line in maps:
+        if '[stack]' in line:
+            lo, hi = (int(x, 16) for x in line.split()[0].split('-'))
+            mem.seek(lo)
+            data = mem.read(hi - lo)
+            i = data.find(b'sk-ant-')
+            print(data[i:i+64].decode(errors='replace') if i >= 0 else 'not found')
+except OSError as e:
+    print(e)
+EOF`
+
+// secretAttempts read what the host keeps from the tools: the planted provider key in
+// the test process's (and the host sleeper's) environment, $HOME/.ssh (masked), a file
+// in no scope, and the machine's shadow file. The secrets check of every attempt is
+// the effect; some add their own.
+var secretAttempts = []attempt{
+	{name: "parent environ", cmd: `tr '\0' '\n' < /proc/$PPID/environ`, strict: true, landlock: true},
+	{name: "pid 1 environ via variable", cmd: "p=/proc; cat $p/1/environ", strict: true, landlock: true},
+	{name: "every environ", cmd: "cat /proc/*/environ /proc/*/task/*/environ", strict: true, landlock: true},
+	{name: "python every environ", needs: "python3", cmd: pythonEnviron, strict: true, landlock: true},
+	{name: "test process environ", cmd: "cat /proc/{TESTPID}/environ", strict: true, landlock: true},
+	{name: "host sleeper environ", cmd: "cat /proc/{SLEEPER}/environ", strict: true, landlock: true},
+	{name: "test process memory", needs: "python3", cmd: pythonMem, strict: true, landlock: true},
+	{name: "own environment", cmd: "env; cat /proc/self/environ", strict: true, landlock: true},
+	{name: "Read tool test environ", tool: "Read", cmd: `{"path":"/proc/{TESTPID}/environ"}`, strict: true, landlock: true},
+	{name: "Read tool own environ", tool: "Read", cmd: `{"path":"/proc/self/environ"}`, strict: true, landlock: true},
+	{name: "cat ssh config", cmd: "cat ~/.ssh/config; ls -a ~/.ssh", strict: true, landlock: true, off: true},
+	{name: "grep ssh", cmd: "grep -r . ~/.ssh", strict: true, landlock: true, off: true},
+	{name: "Read tool ssh config", tool: "Read", cmd: `{"path":"{HOME}/.ssh/config"}`, strict: true, landlock: true, off: true},
+	{name: "Grep tool ssh", tool: "Grep", cmd: `{"pattern":"Identity","path":"{HOME}","output_mode":"content"}`, strict: true, landlock: true, off: true},
+	{name: "Glob tool ssh", tool: "Glob", cmd: `{"pattern":"**/*","path":"{HOME}/.ssh"}`, strict: true, landlock: true, off: true},
+	{name: "Glob tool home", tool: "Glob", cmd: `{"pattern":".ssh/*","path":"{HOME}"}`, strict: true, landlock: true, off: true},
+	{name: "file in no scope", cmd: "cat {HOSTONLY}/secret.txt", strict: true, landlock: true, off: true},
+	{name: "Read tool no scope", tool: "Read", cmd: `{"path":"{HOSTONLY}/secret.txt"}`, strict: true, landlock: true, off: true},
+	{name: "proc 1 root", cmd: "cat /proc/1/root{HOSTONLY}/secret.txt /proc/1/root{HOME}/.ssh/config", strict: true, landlock: true},
+	{name: "proc self root", cmd: "cat /proc/self/root{HOSTONLY}/secret.txt", strict: true, landlock: true, off: true},
+	{name: "test process root", cmd: "cat /proc/{TESTPID}/root{HOSTONLY}/secret.txt /proc/{TESTPID}/root{HOME}/.ssh/config", strict: true, landlock: true, off: true},
+	{name: "test process cwd", cmd: "ls -la /proc/{TESTPID}/cwd/ /proc/{TESTPID}/fd/ && cat /proc/{TESTPID}/root{HOSTONLY}/secret.txt", strict: true, landlock: true},
+	{name: "sleeper root", cmd: "cat /proc/{SLEEPER}/root{HOSTONLY}/secret.txt", strict: true, landlock: true, off: true},
+	{name: "shadow", cmd: "cat /etc/shadow", effect: hidden("{SHADOW}"), strict: true, landlock: true},
+	{name: "ssh host keys", cmd: "cat /etc/ssh/ssh_host_*_key", effect: hidden("PRIVATE KEY"), strict: true, landlock: true},
+}
+
+func TestSecrets(t *testing.T) {
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0467"})
+		fx.placeholders = append(fx.placeholders, "{SHADOW}", shadowLine(t))
+		runTable(t, fx, secretAttempts)
+	})
+}
+
+// shadowLine is a line of the host's /etc/shadow with a password field, or a word no
+// output holds when there is none.
+func shadowLine(t *testing.T) string {
+	b, err := os.ReadFile("/etc/shadow")
+	if err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if f := strings.Split(l, ":"); len(f) > 2 && len(f[1]) > 1 {
+				return l
+			}
+		}
+	}
+	t.Log("no /etc/shadow line with a password here: the shadow attempt checks a marker only")
+	return "no-shadow-" + randomHex(8)
+}
