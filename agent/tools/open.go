@@ -101,7 +101,7 @@ func checkOpened(env *Env, f *os.File, abs string, ops ...Op) (string, error) {
 		return "", err
 	}
 	for _, op := range ops {
-		if err := env.policy().CheckPath(op, real, env); err != nil {
+		if err := env.policy().checkReal(op, abs, real, env); err != nil {
 			return "", err
 		}
 	}

@@ -24,8 +24,7 @@ func writeFile(env *Env, abs string, data []byte) error {
 	for range maxWriteAttempts {
 		f, _, err := openFile(env, abs, os.O_WRONLY, OpWrite)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			// A new file, perhaps behind a dangling link: create what the link names.
-			f, err = createFile(env, realPath(abs), 0o644)
+			f, err = createFile(env, abs, 0o644)
 			if errors.Is(err, fs.ErrExist) {
 				continue // made meanwhile: open it as an existing file
 			}
@@ -50,29 +49,31 @@ func overwrite(f *os.File, data []byte) error {
 	return f.Truncate(int64(len(data)))
 }
 
-// createFile creates the new regular file abs, whose existing part has no symbolic
-// links left, for writing. The parent directory is opened and checked where it
-// really is, and the file is made in that very directory; a name that exists by then,
-// even as a link, gives fs.ErrExist.
+// createFile creates the new regular file at the absolute path abs for writing; when
+// abs is a dangling link, the file it names. The parent directory is opened and
+// checked where it really is, and the file is made in that very directory; a name
+// that exists by then, even as a link, gives fs.ErrExist.
 func createFile(env *Env, abs string, perm fs.FileMode) (*os.File, error) {
-	name := filepath.Base(abs)
-	dir, err := openParent(env, filepath.Dir(abs), name)
+	target := realPath(abs)
+	name := filepath.Base(target)
+	dir, err := openParent(env, abs, filepath.Dir(target), name)
 	if err != nil {
 		return nil, err
 	}
 	defer dir.Close()
 	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: abs, Err: err}
+		return nil, &fs.PathError{Op: "open", Path: target, Err: err}
 	}
-	return os.NewFile(uintptr(fd), abs), nil
+	return os.NewFile(uintptr(fd), target), nil
 }
 
 // openParent opens the directory dir that a new file name is to be made in, creating
-// the missing directories. The deepest existing one is opened and the policy checks,
-// at its real location, the path of the file to be made; each missing directory is
-// then made in and opened from the one before it, never following a link.
-func openParent(env *Env, dir, name string) (*os.File, error) {
+// the missing directories; abs is the path the file was asked for. The deepest
+// existing directory is opened and the policy checks the path of the file to be made
+// from where that directory really is; each missing directory is then made in and
+// opened from the one before it, never following a link.
+func openParent(env *Env, abs, dir, name string) (*os.File, error) {
 	var missing []string
 	f, err := openNoMagic(dir, dirFlags, 0)
 	for errors.Is(err, fs.ErrNotExist) && dir != filepath.Dir(dir) {
@@ -86,10 +87,10 @@ func openParent(env *Env, dir, name string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	real, err := checkOpened(env, f, dir, OpWrite)
+	real, err := openedPath(f, dir)
 	if err == nil {
 		target := filepath.Join(append(append([]string{real}, missing...), name)...)
-		err = env.policy().CheckPath(OpWrite, target, env)
+		err = env.policy().checkReal(OpWrite, abs, target, env)
 	}
 	if err != nil {
 		f.Close()
