@@ -2,6 +2,7 @@ package tools
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -148,7 +149,7 @@ func (c *classifier) redirect(v *verdict, r redirect) {
 // path scopes a word that names a file, with perm given as workspace bits.
 func (c *classifier) path(v *verdict, w token, perm Access) {
 	p, ok := pathText(w.text)
-	if !ok {
+	if !ok || slices.Contains(shellStreams, p) {
 		return
 	}
 	relative := !filepath.IsAbs(p) && !strings.HasPrefix(p, "~")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/agentrun/agentrun/protocol"
@@ -65,17 +66,17 @@ func (Edit) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 			return failure(sum, err.Error())
 		}
 	}
+	// One open for both: the file read is the file written, checked where it really is.
 	abs := absPath(env, path)
-	f, fi, err := openRegular(abs)
+	f, fi, err := openFile(env, abs, os.O_RDWR, OpRead, OpWrite)
 	if err != nil {
 		return failure(sum, fileError(path, err))
 	}
+	defer f.Close()
 	if fi.Size() > MaxEditBytes {
-		f.Close()
 		return failure(sum, fmt.Sprintf("%s is %d bytes; Edit changes files of at most %d bytes (10 MiB)", path, fi.Size(), MaxEditBytes))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxEditBytes+1))
-	f.Close()
 	if err != nil {
 		return failure(sum, fmt.Sprintf("read %s: %v", path, err))
 	}
@@ -97,7 +98,7 @@ func (Edit) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 	if len(updated) > MaxEditBytes {
 		return failure(sum, fmt.Sprintf("the edited file would be %d bytes; Edit writes files of at most %d bytes (10 MiB)", len(updated), MaxEditBytes))
 	}
-	if err := writeFile(abs, []byte(updated)); err != nil {
+	if err := overwrite(f, []byte(updated)); err != nil {
 		return failure(sum, writeError(path, err))
 	}
 	diff, added, removed := unifiedDiff(displayPath(env, abs), content, updated)

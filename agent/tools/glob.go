@@ -89,7 +89,7 @@ func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return Result{Content: "No files found", Summary: sum + " [0 files]"}
 	}
 	var hits []globHit
-	err = walkFiles(ctx, env, root, func(p string, d fs.DirEntry) error {
+	_, err = walkFiles(ctx, env, root, func(p string, d fs.DirEntry) error {
 		rel, err := filepath.Rel(root, p)
 		if err != nil || !g.match(filepath.ToSlash(rel)) {
 			return nil

@@ -127,16 +127,12 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 			return failure(sum, fileError(in.Path, err))
 		}
 	} else {
-		err = walkFiles(ctx, env, root, func(p string, d fs.DirEntry) error {
+		s.skipLinks, err = walkFiles(ctx, env, root, func(p string, d fs.DirEntry) error {
 			if glob != nil {
 				rel, err := filepath.Rel(root, p)
 				if err != nil || !glob.match(filepath.ToSlash(rel)) {
 					return nil
 				}
-			}
-			if d.Type()&fs.ModeSymlink != 0 && env.policy().CheckPath(OpRead, p, env) != nil {
-				s.skipLinks++
-				return nil
 			}
 			if err := s.file(ctx, p); err != nil {
 				if errors.Is(err, errGrepCapped) {
@@ -168,7 +164,7 @@ var errGrepCapped = errors.New("grep output capped")
 // file searches one file. Binary files, directories and special files are skipped
 // silently (nil error) when reached by the walk.
 func (s *grepSearch) file(ctx context.Context, p string) error {
-	f, _, err := openRegular(p)
+	f, _, err := openFile(s.env, p, os.O_RDONLY, OpRead)
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,10 @@ package tools
 
 import (
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // maxIgnoreFile bounds the bytes of one .gitignore file that are read.
@@ -104,13 +105,17 @@ func newIgnorer(workspace, root string) *ignorer {
 	return ig
 }
 
-// load adds the rules of one ignore file, if it exists and is readable.
+// load adds the rules of one ignore file, if it exists, is a regular file (not a
+// link) and is readable.
 func (ig *ignorer) load(dir, file string) {
-	f, err := os.Open(file)
+	f, err := openNoMagic(file, readFlags|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return
 	}
 	defer f.Close()
+	if _, err := checkRegular(f, false); err != nil {
+		return
+	}
 	data, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
 	if err != nil {
 		return

@@ -141,12 +141,24 @@ func (p Policy) CheckCommand(command string, env *Env) error {
 // against env.Workspace, and symbolic links in the existing part of the path
 // followed. Paths that leave the workspace need the external (or system) bit of op.
 func (p Policy) CheckPath(op Op, path string, env *Env) error {
+	return p.checkScope(op, path, env, false)
+}
+
+// checkReal is CheckPath for a file opened from the absolute path abs and found at
+// real. When links led there, shared scratch directories are not trusted for it, as
+// CheckPath(abs) would not have trusted them.
+func (p Policy) checkReal(op Op, abs, real string, env *Env) error {
+	return p.checkScope(op, real, env, real != abs && !onlyTempRootLinked(abs, real))
+}
+
+// checkScope decides op on path; indirect distrusts shared scratch directories.
+func (p Policy) checkScope(op Op, path string, env *Env, indirect bool) error {
 	var v verdict
 	perm := WorkspaceRead
 	if op == OpWrite {
 		perm = WorkspaceWrite
 	}
-	sc, why := scopePath(env, path, "", false)
+	sc, why := scopePath(env, path, "", indirect)
 	v.add(sc.access(perm), why)
 	return p.decide(v)
 }

@@ -54,9 +54,9 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 	}
 	cmd.Env = procEnv(env)
 	// Its own process group, so the whole tree can be killed; and the shell is killed
-	// with agentrun if agentrun itself dies. What the shell started is not: env.Groups
-	// is told of the group, so a supervisor can end it then.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// with agentrun if agentrun itself dies (on Linux). What the shell started is not:
+	// env.Groups is told of the group, so a supervisor can end it then.
+	cmd.SysProcAttr = shellAttr()
 	cmd.Cancel = func() error { return signalGroup(cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = killGrace
 

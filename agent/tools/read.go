@@ -60,7 +60,7 @@ func (Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if err := env.policy().CheckPath(OpRead, path, env); err != nil {
 		return failure(sum, err.Error())
 	}
-	f, fi, err := openRegular(absPath(env, path))
+	f, fi, err := openFile(env, absPath(env, path), os.O_RDONLY, OpRead)
 	if err != nil {
 		return failure(sum, fileError(path, err))
 	}
@@ -142,40 +142,40 @@ func numberLines(ctx context.Context, r *bufio.Reader, offset, limit int64, maxO
 // errNotRegular is the error of opening a device, socket or named pipe.
 var errNotRegular = errors.New("not a regular file")
 
-// openRegular opens a regular file for reading. Directories give syscall.EISDIR;
-// devices, sockets and named pipes give errNotRegular without being opened (opening
-// a named pipe would block).
-func openRegular(abs string) (*os.File, fs.FileInfo, error) {
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi.IsDir() {
-		return nil, nil, syscall.EISDIR
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, errNotRegular
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return nil, nil, err
-	}
-	return f, fi, nil
-}
-
 // fileError turns an open or stat error into a message for the model.
 func fileError(path string, err error) string {
+	if msg, ok := refusal(path, err); ok {
+		return msg
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "file not found: " + path
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied: " + path
 	case errors.Is(err, syscall.ENOTDIR):
 		return "file not found: " + path + " (a parent is not a directory)"
 	case errors.Is(err, syscall.EISDIR):
 		return path + " is a directory; use Glob to list its files"
-	case errors.Is(err, errNotRegular):
-		return path + " is not a regular file (a device, socket or named pipe)"
 	}
 	return err.Error()
+}
+
+// refusal turns the errors that the file tools share (a policy denial, a file that
+// must not be touched) into a message for the model.
+func refusal(path string, err error) (string, bool) {
+	var denied *DeniedError
+	var links *hardLinkError
+	switch {
+	case errors.As(err, &denied):
+		return denied.Error(), true
+	case errors.As(err, &links):
+		return path + " is " + links.Error(), true
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied: " + path, true
+	case errors.Is(err, errNotRegular):
+		return path + " is not a regular file (a device, socket or named pipe)", true
+	case errors.Is(err, errMagicLink):
+		return "refusing " + path + ": " + errMagicLink.Error(), true
+	case errors.Is(err, errSwapped):
+		return "refusing " + path + ": " + errSwapped.Error(), true
+	}
+	return "", false
 }

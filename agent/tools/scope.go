@@ -45,11 +45,14 @@ var systemDirs = []string{
 // tempDirs are shared scratch directories that need no bits (for direct paths only).
 var tempDirs = []string{"/tmp", "/var/tmp", "/private/tmp"}
 
-// harmlessDevices are device files every command may use.
-var harmlessDevices = []string{
-	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-	"/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty",
-}
+// harmlessDevices are device files every command and file tool may use. /dev/stdout,
+// /dev/fd/N and the like are not among them: for a file tool they would be agentrun's
+// own open files (its output, its protocol pipe).
+var harmlessDevices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+
+// shellStreams are a command's own standard streams, which in a command name the
+// pipes and /dev/null that the command was given: they need no bits there.
+var shellStreams = []string{"/dev/stdin", "/dev/stdout", "/dev/stderr"}
 
 // sensitiveDirs are directories that hold credentials wherever they appear.
 var sensitiveDirs = []string{".ssh", ".gnupg", ".aws", ".docker", ".kube", ".azure", ".password-store"}
@@ -195,9 +198,7 @@ func onlyTempRootLinked(abs, real string) bool {
 	return false
 }
 
-func isHarmlessDevice(p string) bool {
-	return slices.Contains(harmlessDevices, p) || strings.HasPrefix(p, "/dev/fd/")
-}
+func isHarmlessDevice(p string) bool { return slices.Contains(harmlessDevices, p) }
 
 // literalPrefix cuts a path at its first glob character, keeping the directories
 // before it: only they name a known location.

@@ -5,18 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"syscall"
 
 	"github.com/agentrun/agentrun/protocol"
 )
 
 // MaxWriteBytes is the largest content Write accepts (1 MiB).
 const MaxWriteBytes = 1 << 20
-
-// errIsDir is the error of writing to a directory.
-var errIsDir = errors.New("is a directory")
 
 // Write is the Write tool: it creates or replaces a file.
 type Write struct{}
@@ -59,8 +54,7 @@ func (Write) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 	if err := env.policy().CheckPath(OpWrite, path, env); err != nil {
 		return failure(sum, err.Error())
 	}
-	abs := absPath(env, path)
-	if err := writeFile(abs, []byte(content)); err != nil {
+	if err := writeFile(env, absPath(env, path), []byte(content)); err != nil {
 		return failure(sum, writeError(path, err))
 	}
 	return Result{
@@ -69,51 +63,13 @@ func (Write) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 	}
 }
 
-// writeFile creates the parent directories and writes data, keeping the mode of an
-// existing file. An existing file is overwritten in place and then cut to the new
-// length, rather than truncated to zero first: on ext4 a truncation to zero forces the
-// file's data to disk on close, which costs hundreds of microseconds per edit.
-func writeFile(abs string, data []byte) error {
-	mode := fs.FileMode(0o644)
-	exists := false
-	if fi, err := os.Stat(abs); err == nil {
-		if fi.IsDir() {
-			return errIsDir
-		}
-		if !fi.Mode().IsRegular() {
-			return errNotRegular
-		}
-		mode, exists = fi.Mode().Perm(), true
-	}
-	if !exists || len(data) == 0 {
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(abs, data, mode)
-	}
-	f, err := os.OpenFile(abs, os.O_WRONLY, mode)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Truncate(int64(len(data)))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // writeError turns a write error into a message for the model.
 func writeError(path string, err error) string {
-	switch {
-	case errors.Is(err, errIsDir):
+	if errors.Is(err, syscall.EISDIR) {
 		return path + " is a directory"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied: " + path
-	case errors.Is(err, errNotRegular):
-		return path + " is not a regular file (a device, socket or named pipe)"
+	}
+	if msg, ok := refusal(path, err); ok {
+		return msg
 	}
 	return fmt.Sprintf("write %s: %v", path, err)
 }
