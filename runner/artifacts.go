@@ -86,7 +86,7 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, secrets
 	}
 	sinks = append(sinks, sink.NewText(io.MultiWriter(text...), sink.TextOptions{}))
 	a.redactor = sink.NewRedactor(sink.Multi(sinks...), secrets)
-	a.chain = a.redactor
+	a.chain = sink.NewLocked(a.redactor) // the agent, and the proxy's violations
 	return a, nil
 }
 

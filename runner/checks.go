@@ -17,7 +17,7 @@ const checkTail = 4000
 
 // runChecks runs the job's checks in the workspace, in order, and records each; the
 // session fails with error_checks when one fails.
-func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *sessionSandbox, res *protocol.Result) {
+func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *Sandbox, res *protocol.Result) {
 	var failed []string
 	for _, c := range s.Checks {
 		timeout := c.Timeout

@@ -76,6 +76,7 @@ jobs:
   - id: secret
     model: secret
     prompt: Repeat the secrets.
+    env: {` + envName + `: "${` + envName + `:-` + envToken + `}"} # a secret reaches a tool only when declared
     checks: [{name: env, run: 'echo "token=$` + envName + `"'}]
   - {id: many, model: success, repeat: 3, prompt: Write the notes again.}
 `

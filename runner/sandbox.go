@@ -7,12 +7,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox"
@@ -79,9 +81,27 @@ func (r *Runner) sandboxReport() sandbox.Report {
 	return r.probe
 }
 
-// sessionSandbox is one session attempt's worker and, when its network is open, the
-// proxy its tools reach the network through.
-type sessionSandbox struct {
+// SandboxRequest describes the sandbox of one session.
+type SandboxRequest struct {
+	// Level is the level to run at; "" means the best the machine has.
+	Level    sandbox.Level
+	BashMode string
+	// Workspace is the session's working directory; Home the user's home, against
+	// which ~ in Writable and Readable expands.
+	Workspace, Home    string
+	Writable, Readable []string
+	// Allow lists the hosts the network proxy lets through; empty allows any.
+	Allow []string
+	// Env is the complete environment of the tools.
+	Env         []string
+	ToolTimeout time.Duration
+	// Hidden are more host paths no tool may see.
+	Hidden []string
+}
+
+// Sandbox is one session attempt's worker and, when its network is open, the proxy
+// its tools reach the network through.
+type Sandbox struct {
 	client  *worker.Client
 	level   sandbox.Level
 	tempDir string
@@ -89,27 +109,49 @@ type sessionSandbox struct {
 	wg      sync.WaitGroup
 }
 
-// openSandbox prepares the worker of a session attempt; the worker process itself
-// starts at the first tool call or check. onViolation hears of refused connections.
-func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(), onViolation func(netproxy.Violation)) (*sessionSandbox, error) {
-	o := st.r.opts
-	level := levelFor(s, st.r.sandboxReport())
-	mode, err := sandbox.ParseMode(s.Settings.BashMode)
+// Client is the session's worker client, which runs its tool calls and checks.
+func (sb *Sandbox) Client() *worker.Client { return sb.client }
+
+// OpenSandbox prepares a session's sandbox; the worker process itself starts at the
+// first tool call or check. onViolation hears of refused connections.
+func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
+	level := req.Level
+	if level == "" {
+		level = rep.Best()
+	}
+	if err := rep.Supports(level); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+	}
+	mode, err := sandbox.ParseMode(req.BashMode)
 	if err != nil {
 		mode = sandbox.Mode{} // the policy denies everything; so does the kernel
 	}
-	home := o.Home
-	real, err := filepath.EvalSymlinks(workdir)
+	real, err := filepath.EvalSymlinks(req.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	// The home the tools see ($HOME in their environment) is the one ~ means and the
+	// one whose credential stores are hidden.
+	home := req.Home
+	for _, kv := range req.Env {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok && filepath.IsAbs(v) {
+			home = v
+		}
+	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home,
-		Writable: expandHome(s.Settings.Sandbox.Writable, home), Readable: expandHome(s.Settings.Sandbox.Readable, home)}
-	sb := &sessionSandbox{level: level}
-	env := toolEnv(o.Environ, s.Settings.Env)
+		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home)}
+	for _, w := range spec.Writable {
+		// A folder the spec wants writable exists, so that the sandbox can bind it
+		// (a build cache on a fresh machine).
+		if err := os.MkdirAll(w, 0o755); err != nil {
+			return nil, fmt.Errorf("sandbox: writable %s: %w", w, err)
+		}
+	}
+	sb := &Sandbox{level: level}
+	env := slices.Clone(req.Env)
 	ctx, cancel := context.WithCancel(context.Background())
 	sb.cancel = cancel
-	cfg := worker.Config{BashMode: s.Settings.BashMode, Timeout: s.Settings.ToolTimeout, IdleExit: o.Sandbox.IdleExit}
+	cfg := worker.Config{BashMode: req.BashMode, Timeout: req.ToolTimeout, IdleExit: opts.IdleExit}
 	if cfg.IdleExit <= 0 {
 		cfg.IdleExit = 2 * time.Second
 	}
@@ -121,37 +163,17 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		env = append(env, "TMPDIR="+sb.tempDir)
 	}
 	if mode.Network != 0 && level != sandbox.LevelOff {
-		allow, err := netproxy.ParseAllowlist(s.Settings.Network.Allow)
-		if err != nil {
-			sb.close()
-			return nil, fmt.Errorf("sandbox: network.allow: %w", err)
+		if err := sb.serveProxy(ctx, req.Allow, onViolation, &spec, &cfg); err != nil {
+			sb.Close()
+			return nil, err
 		}
-		proxy := netproxy.New(allow, onViolation, nil)
-		if level == sandbox.LevelStrict {
-			if err := st.proxySocket(sb, ctx, proxy, &spec); err != nil {
-				sb.close()
-				return nil, err
-			}
-		} else {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				sb.close()
-				return nil, fmt.Errorf("sandbox: proxy: %w", err)
-			}
-			cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
-			sb.wg.Go(func() { _ = proxy.Serve(ctx, l) })
-		}
-	}
-	hidden := []string{filepath.Join(absOr(o.Out), SessionsDir)}
-	if o.InstructionHome != "" {
-		hidden = append(hidden, absOr(o.InstructionHome))
 	}
 	cfg.Spec, cfg.Env = spec, env
-	cfg.Hidden = spec.Hidden(append(hidden, o.Sandbox.Hidden...)...)
-	binary := o.Sandbox.Binary
+	cfg.Hidden = spec.Hidden(append(slices.Clone(req.Hidden), opts.Hidden...)...)
+	binary := opts.Binary
 	if binary == "" {
 		if binary, err = os.Executable(); err != nil {
-			sb.close()
+			sb.Close()
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}
@@ -159,25 +181,52 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 	return sb, nil
 }
 
-// proxySocket serves proxy on a unix socket that the worker's root binds.
-func (st *runState) proxySocket(sb *sessionSandbox, ctx context.Context, proxy *netproxy.Proxy, spec *sandbox.Spec) error {
-	dir, err := os.MkdirTemp("", "agentrun-net-")
-	if err != nil {
-		return fmt.Errorf("sandbox: proxy: %w", err)
+// openSandbox prepares the sandbox of a session attempt of the run.
+func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
+	o := st.r.opts
+	hidden := []string{filepath.Join(absOr(o.Out), SessionsDir)}
+	if o.InstructionHome != "" {
+		hidden = append(hidden, absOr(o.InstructionHome))
 	}
-	sb.tempDirs(dir)
-	path := filepath.Join(dir, "proxy.sock")
-	l, err := net.Listen("unix", path)
+	req := SandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
+		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
+		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
+		Hidden: hidden}
+	return OpenSandbox(req, o.Sandbox, st.r.sandboxReport(), activity, onViolation)
+}
+
+// serveProxy starts the network proxy of a sandbox: on a unix socket that the
+// worker's root binds (level strict), or on a loopback port (level landlock).
+func (sb *Sandbox) serveProxy(ctx context.Context, allowed []string, onViolation func(netproxy.Violation), spec *sandbox.Spec, cfg *worker.Config) error {
+	allow, err := netproxy.ParseAllowlist(allowed)
 	if err != nil {
-		return fmt.Errorf("sandbox: proxy: %w", err)
+		return fmt.Errorf("sandbox: network.allow: %w", err)
 	}
-	spec.ProxySocket = path
+	proxy := netproxy.New(allow, onViolation, nil)
+	var l net.Listener
+	if spec.Level == sandbox.LevelStrict {
+		dir, err := os.MkdirTemp("", "agentrun-net-")
+		if err != nil {
+			return fmt.Errorf("sandbox: proxy: %w", err)
+		}
+		sb.tempDirs(dir)
+		spec.ProxySocket = filepath.Join(dir, "proxy.sock")
+		l, err = net.Listen("unix", spec.ProxySocket)
+		if err != nil {
+			return fmt.Errorf("sandbox: proxy: %w", err)
+		}
+	} else {
+		if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return fmt.Errorf("sandbox: proxy: %w", err)
+		}
+		cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
+	}
 	sb.wg.Go(func() { _ = proxy.Serve(ctx, l) })
 	return nil
 }
 
 // tempDirs records one more folder to remove at close.
-func (sb *sessionSandbox) tempDirs(dir string) {
+func (sb *Sandbox) tempDirs(dir string) {
 	if sb.tempDir == "" {
 		sb.tempDir = dir
 		return
@@ -185,9 +234,15 @@ func (sb *sessionSandbox) tempDirs(dir string) {
 	sb.tempDir += string(os.PathListSeparator) + dir
 }
 
-// info is the sandbox record of session_start and result.json: the layers the worker
-// reported, or those its level would have, when no tool ever ran.
-func (sb *sessionSandbox) info() *protocol.Sandbox {
+// Planned is the sandbox record of session_start: the level and the layers it puts in
+// force once the worker starts.
+func (sb *Sandbox) Planned() *protocol.Sandbox {
+	return &protocol.Sandbox{Level: string(sb.level), Layers: layerNames(sb.level.Layers(os.Getuid() == 0))}
+}
+
+// Info is the sandbox record of result.json: the layers the worker reported, none
+// when no tool ever ran.
+func (sb *Sandbox) Info() *protocol.Sandbox {
 	if sb == nil {
 		return nil
 	}
@@ -203,15 +258,14 @@ func (sb *sessionSandbox) info() *protocol.Sandbox {
 	return out
 }
 
-// close ends the worker (and every process of the session) and the proxy.
-func (sb *sessionSandbox) close(log ...*zap.Logger) {
+// Close ends the worker (and every process of the session) and the proxy.
+func (sb *Sandbox) Close() error {
 	if sb == nil {
-		return
+		return nil
 	}
+	var err error
 	if sb.client != nil {
-		if err := sb.client.Close(); err != nil && len(log) > 0 {
-			log[0].Warn("close worker", zap.Error(err))
-		}
+		err = sb.client.Close()
 	}
 	if sb.cancel != nil {
 		sb.cancel()
@@ -220,7 +274,11 @@ func (sb *sessionSandbox) close(log ...*zap.Logger) {
 	for _, d := range filepath.SplitList(sb.tempDir) {
 		_ = os.RemoveAll(d)
 	}
+	return err
 }
+
+// ToolEnv is toolEnv for callers outside the runner (exec).
+func ToolEnv(base []string, declared map[string]string) []string { return toolEnv(base, declared) }
 
 // toolEnv is the environment of a session's tools, built from nothing: PATH, HOME,
 // LANG and TERM from the runner's environment, the reaper's tag, and the variables the
@@ -241,8 +299,12 @@ func toolEnv(base []string, declared map[string]string) []string {
 	return env
 }
 
-// expandHome makes ~ and ~/x absolute against home.
+// expandHome makes ~ and ~/x absolute against home (the user's home directory when
+// home is empty).
 func expandHome(paths []string, home string) []string {
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
 	out := make([]string, 0, len(paths))
 	for _, p := range paths {
 		switch {
@@ -251,7 +313,7 @@ func expandHome(paths []string, home string) []string {
 		case strings.HasPrefix(p, "~/"):
 			p = filepath.Join(home, p[2:])
 		}
-		if p != "" {
+		if filepath.IsAbs(p) {
 			out = append(out, filepath.Clean(p))
 		}
 	}
@@ -276,8 +338,14 @@ func layerNames(ls []sandbox.Layer) []string {
 // violation records a refused connection in the session's events.
 func (st *runState) violation(arts *artifacts, s jobs.Session, v netproxy.Violation) {
 	st.r.log.Warn("sandbox refused a connection", zapKey(s.Key), zap.String("kind", v.Kind), zap.String("target", v.Target))
-	if err := arts.Write(protocol.Message{Kind: protocol.KindSandboxViolation,
-		Violation: &protocol.Violation{Kind: v.Kind, Target: v.Target}}); err != nil {
+	if err := WriteViolation(arts, v); err != nil {
 		st.r.log.Warn("write sandbox_violation", zapKey(s.Key), zapErr(err))
 	}
+}
+
+// WriteViolation writes a refused connection as a sandbox_violation event to a
+// session's sink, which must be safe for use from the proxy's goroutines.
+func WriteViolation(s agent.Sink, v netproxy.Violation) error {
+	return s.Write(protocol.Message{Kind: protocol.KindSandboxViolation,
+		Violation: &protocol.Violation{Kind: v.Kind, Target: v.Target}})
 }

@@ -66,12 +66,14 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 
 	var out agent.Outcome
 	var ws *workspace
-	var sb *sessionSandbox
+	var sb *Sandbox
 	var setupErr error
 	started := false
 	defer func() {
-		sb.close(st.r.log)
-		res.Sandbox = sb.info()
+		if err := sb.Close(); err != nil {
+			st.r.log.Warn("close worker", zapKey(s.Key), zapErr(err))
+		}
+		res.Sandbox = sb.Info()
 	}()
 	recovered := panics.Try(func() {
 		ws, setupErr = st.prepareWorkspace(sctx, s)
@@ -177,7 +179,7 @@ func touch(path string) error {
 }
 
 // newAgent builds the agent session of s.
-func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog, sb *sessionSandbox) (*agent.Session, error) {
+func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog, sb *Sandbox) (*agent.Session, error) {
 	o := st.r.opts
 	provider, info, err := o.Providers.Provider(s, watch.touch)
 	if err != nil {
@@ -198,7 +200,7 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store ag
 		InstructionHome: o.InstructionHome, Skills: s.Settings.Skills,
 		Budget:     agent.Budget{MaxCostUSD: s.Settings.Budget.MaxCostUSD, MaxTokens: s.Settings.Budget.MaxTokens},
 		Compaction: compaction(o.Compaction, s.Settings.MaxContext),
-		Sandbox:    &protocol.Sandbox{Level: string(sb.level), Layers: layerNames(sb.level.Layers(os.Getuid() == 0))},
+		Sandbox:    sb.Planned(),
 	}
 	deps := agent.Deps{
 		Provider: watched{Provider: provider, watch: watch}, Sink: arts, Store: store, Now: o.Now,

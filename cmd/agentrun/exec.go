@@ -11,9 +11,13 @@ import (
 	"syscall"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/sandbox/netproxy"
 	"github.com/agentrun/agentrun/sink"
 )
 
@@ -47,6 +51,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 0, "wall-clock limit of the session (0: none)")
 	maxContext := fs.Int64("max-context", 200000, "context budget in tokens; compaction keeps the window under it")
 	bashMode := fs.String("bash-mode", "", "safety policy, four octal digits (default $AGENTRUN_BASH_MODE, else 0467)")
+	sandboxLevel := fs.String("sandbox", "", "confinement of the tools: strict, landlock or off (default: the strongest this machine has, see 'agentrun sandbox check')")
 	toolList := fs.String("tools", "", "comma-separated tools to offer (default: all)")
 	system := fs.String("system", "", "extra system instructions")
 	format := fs.String("output-format", "human", "stdout: human (text), stream-json (one JSON event per line) or resp (the RESP frames)")
@@ -121,6 +126,10 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		return err
 	}
 	dir := filepath.Join(store.root, id)
+	pol, err := resolvePolicy(dir, first(*bashMode, cfg.BashMode), *sandboxLevel)
+	if err != nil {
+		return err
+	}
 	provs := newProviders(cfg, ov, log)
 	defer provs.Close()
 	choice, err := provs.resolve("", "", "", *script)
@@ -137,7 +146,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 			tools = append(tools, strings.TrimSpace(t))
 		}
 	}
-	mode := first(*bashMode, cfg.BashMode)
+	mode := pol.BashMode
 	acfg := agent.Config{SessionID: id, JobID: "exec", Provider: choice.name, Model: choice.model,
 		MaxTurns: *maxTurns, MaxTokens: *maxTokens, System: *system, Tools: tools, Workspace: workspace,
 		Home: cfg.UserHome, BashMode: mode, ToolTimeout: *toolTimeout, ProcEnv: a.toolEnviron(),
@@ -164,8 +173,23 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	defer messages.Close() // best effort: every append was already written
 	reaping := startReaper(a.Self, log)
 	defer reaping.close()
-	acfg.ProcEnv = reaping.environ(acfg.ProcEnv)
-	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: redactor, Store: messages, Groups: reaping.groups()})
+	if err := pol.save(dir); err != nil {
+		redactor.Close()
+		return err
+	}
+	locked := sink.NewLocked(redactor) // the agent, and the proxy's violations
+	sb, err := runner.OpenSandbox(runner.SandboxRequest{Level: pol.Level, BashMode: mode, Workspace: workspace,
+		Home: cfg.UserHome, Env: runner.ToolEnv(reaping.environ(a.toolEnviron()), nil), ToolTimeout: *toolTimeout,
+		Hidden: []string{cfg.Home}}, runner.SandboxOptions{Binary: a.Self}, sandbox.Probe(), nil,
+		func(v netproxy.Violation) { runner.WriteViolation(locked, v) })
+	if err != nil {
+		redactor.Close()
+		return usageError{err}
+	}
+	defer sb.Close()
+	acfg.Sandbox = sb.Planned()
+	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: locked, Store: messages, Groups: reaping.groups(),
+		Tools: sb.Client()})
 	if err != nil {
 		redactor.Close()
 		return usageError{err}
@@ -186,10 +210,14 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		res = protocol.Result{Status: protocol.StatusCrashed, Error: &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}}
 	}
 	res.SessionID, res.JobID, res.Attempts = id, "exec", 1
+	if err := sb.Close(); err != nil {
+		log.Warn("close worker", zap.Error(err))
+	}
+	res.Sandbox = sb.Info()
 	res.DurationMS = time.Since(start).Milliseconds()
 	res.IsError = res.Status != protocol.StatusSuccess
-	werr := redactor.Write(protocol.Message{Kind: protocol.KindResult, Final: &res})
-	if cerr := redactor.Close(); werr == nil {
+	werr := locked.Write(protocol.Message{Kind: protocol.KindResult, Final: &res})
+	if cerr := locked.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {

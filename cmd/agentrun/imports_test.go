@@ -34,13 +34,21 @@ var allowedImports = map[string][]string{
 	"jobs":                    {"go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
 	"agent/tools":             {"protocol", "golang.org/x/sys"},
 	"agent":                   {"agent/tools", "protocol", "golang.org/x/sys"},
-	"runner": {"jobs", "agent", "agent/tools", "sink", "protocol", "github.com/sourcegraph/conc",
-		"go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text", "go.yaml.in/yaml/v3",
-		"go.uber.org/multierr", "golang.org/x/sys"},
+	"sandbox":                 kernelLibs,
+	"sandbox/netproxy":        {"golang.org/x/sys"},
+	"sandbox/escape":          {},
+	"worker":                  append([]string{"agent/tools", "protocol", "sandbox", "sandbox/netproxy"}, kernelLibs...),
+	"runner": append([]string{"jobs", "agent", "agent/tools", "sink", "protocol", "sandbox", "sandbox/netproxy", "worker",
+		"github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
+		"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...),
 	"cmd/agentrun": {"*"},
 	"examples":     {"*"},
 	"bench":        {"*"},
 }
+
+// kernelLibs are the modules the sandbox confines workers with.
+var kernelLibs = []string{"golang.org/x/sys", "golang.org/x/net/bpf", "github.com/landlock-lsm/go-landlock",
+	"github.com/elastic/go-seccomp-bpf", "kernel.org/pub/linux/libs/security/libcap/psx"}
 
 type listedPackage struct {
 	ImportPath string
@@ -98,8 +106,10 @@ func permitted(dep string, allowed []string) bool {
 }
 
 // goAllowed are the packages whose non-test code may start goroutines: the runner's
-// pool and watchdogs, tool process I/O, and the fake server.
-var goAllowed = map[string]bool{"runner": true, "agent/tools": true, "cmd/agentrun": true}
+// pool and watchdogs, tool process I/O, the fake server, the worker (its request
+// reader and network bridge) and the sandbox's proxy (one goroutine per connection).
+var goAllowed = map[string]bool{"runner": true, "agent/tools": true, "cmd/agentrun": true, "worker": true,
+	"sandbox/netproxy": true}
 
 // TestGoStatements checks that the go keyword appears only where DESIGN §1 allows it,
 // and that no package has a grab-bag name.
