@@ -3,6 +3,8 @@
 //
 //	go run ./bench            # artifacts in the default temporary folder
 //	go run ./bench -tmpfs     # artifacts in /dev/shm, to measure agentrun rather than the disk
+//	go run ./bench -level off # the sandbox rows at another level [strict]
+//	go run ./bench -static    # CGO_ENABLED=0, as the release binary is built (Dockerfile)
 package main
 
 import (
@@ -17,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentrun/agentrun/worker"
 )
 
 // figure is one row of the table: a metric read from one benchmark's output.
@@ -32,6 +36,13 @@ type figure struct {
 	target  string
 	// ok judges the shown value; nil means "reported only".
 	ok func(float64) bool
+}
+
+// row is a figure read from the first result line whose name contains line, where one
+// run prints several (sub-benchmarks).
+type row struct {
+	figure
+	line string
 }
 
 // runnerGOGC is the garbage collector setting of the agentrun binary (cmd/agentrun's
@@ -54,10 +65,38 @@ func figures() []figure {
 	}
 }
 
+// sandboxFigures are the rows of the tool boundary at level: a session's worker, this
+// repository's test binary re-executed, confined at that level.
+func sandboxFigures(level string) []row {
+	same := func(v float64) float64 { return v }
+	rt := "^BenchmarkToolRoundTrip$/^" + level + "$"
+	start := "^BenchmarkSandboxStart$/^" + level + "$"
+	run := "^BenchmarkRunSandbox$/^" + level + "$"
+	runArgs := []string{"-benchtime", "1x", "-timeout", "30m"}
+	return []row{
+		{figure{"tool round trip through the worker, sandbox " + level + ": a Read of a small file (p50)", "./worker", rt, nil, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/read"},
+		{figure{"… p99", "./worker", rt, nil, "p99-µs", same, "%.0f µs", "reported", nil}, "/read"},
+		{figure{"… a Bash `true` (bash's own start included, p50)", "./worker", rt, nil, "p50-µs", func(v float64) float64 { return v / 1000 }, "%.2f ms", "reported", nil}, "/bash_true"},
+		{figure{"sandbox start, " + level + ": new client, first Read, Close (p50)", "./worker", start, []string{"-benchtime", "200x"}, "p50-ms", same, "%.1f ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }}, ""},
+		{figure{"… up to the first tool result (p50)", "./worker", start, []string{"-benchtime", "200x"}, "p50-ms-to-first-result", same, "%.1f ms", "reported", nil}, ""},
+		{figure{"1,000 sessions × 4 turns as above, every tool call through a worker at " + level + ": wall / ideal", "./bench", run, runArgs, "wall/ideal", same, "%.2f", "≤ 1.10", func(v float64) bool { return v <= 1.10 }}, ""},
+		{figure{"… CPU per session, runner", "./bench", run, runArgs, "cpu-ms/session", same, "%.2f ms", "reported", nil}, ""},
+		{figure{"… CPU per session, its worker", "./bench", run, runArgs, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, ""},
+	}
+}
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == worker.Command {
+		os.Exit(worker.Main(os.Args[2:])) // a runner started in this process uses it as its worker
+	}
 	tmpfs := flag.Bool("tmpfs", false, "write the benchmarks' files to /dev/shm (a RAM file system)")
+	level := flag.String("level", "strict", "the sandbox level of the worker rows: strict, landlock or off")
+	static := flag.Bool("static", false, "build the benchmarks with CGO_ENABLED=0, as the release binary is")
 	flag.Parse()
 	env := os.Environ()
+	if *static {
+		env = append(env, "CGO_ENABLED=0")
+	}
 	where := os.TempDir()
 	if *tmpfs {
 		where = "/dev/shm"
@@ -68,7 +107,11 @@ func main() {
 	cache := map[string]string{}
 	fmt.Printf("| %s | %s | %s | %s |\n|---|---:|---|---|\n", "measure", "measured", "target", "")
 	failed := false
+	var rows []row
 	for _, f := range figures() {
+		rows = append(rows, row{figure: f})
+	}
+	for _, f := range append(rows, sandboxFigures(*level)...) {
 		key := f.pkg + " " + f.bench + " " + strings.Join(f.args, " ")
 		out, ok := cache[key]
 		if !ok {
@@ -88,7 +131,7 @@ func main() {
 			out = string(b)
 			cache[key] = out
 		}
-		v, found := metric(out, f.unit)
+		v, found := metric(out, f.unit, f.line)
 		if !found {
 			fmt.Fprintf(os.Stderr, "%s: no %q in the output of %s:\n%s", f.what, f.unit, key, out)
 			os.Exit(1)
@@ -108,6 +151,9 @@ func main() {
 		fmt.Printf("| %s | %s | %s | %s |\n", f.what, value, f.target, verdict)
 	}
 	fmt.Printf("\nEach row: go test -run '^$' -bench <name> [flags] <package>; the ./runner rows with GOGC=%d, as the agentrun binary sets it. See bench/main.go.\n", runnerGOGC)
+	if *static {
+		fmt.Println("Built with CGO_ENABLED=0.")
+	}
 	if failed {
 		os.Exit(1)
 	}
@@ -134,12 +180,13 @@ func thousands(v float64) string {
 	return b.String()
 }
 
-// metric finds the value before unit on the first benchmark result line of out.
-func metric(out, unit string) (float64, bool) {
+// metric finds the value before unit on the first benchmark result line of out whose
+// name contains line.
+func metric(out, unit, line string) (float64, bool) {
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
-		if len(fields) < 3 || !strings.HasPrefix(fields[0], "Benchmark") {
+		if len(fields) < 3 || !strings.HasPrefix(fields[0], "Benchmark") || !strings.Contains(fields[0], line) {
 			continue
 		}
 		for i := 3; i < len(fields); i++ {

@@ -224,6 +224,9 @@ func (g *GitHub) Report(sum *Summary, out string) error {
 	defer g.mu.Unlock()
 	if g.Log != nil {
 		g.annotateWithheld()
+		if n := sum.Unconfined(); n > 0 {
+			fmt.Fprintf(g.Log, "::warning title=%s::%s\n", escapeProperty("agentrun: sandbox off"), escapeData(unconfinedNote(n)))
+		}
 	}
 	if g.Output != "" {
 		status := "success"

@@ -88,6 +88,9 @@ func (s *Summary) Markdown() string {
 	if s.Totals.BudgetExhausted {
 		b.WriteString("The run-level budget was exhausted: some sessions were stopped or not started.\n\n")
 	}
+	if n := s.Unconfined(); n > 0 {
+		b.WriteString("> **⚠ " + unconfinedNote(n) + "**\n\n")
+	}
 	b.WriteString("| Session | Status | Turns | Duration | Tokens in / out | Cost | Checks |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")
 	for _, r := range s.Sessions {

@@ -65,6 +65,8 @@ type Row struct {
 	Error      *protocol.Error `json:"error,omitempty"`
 	// Reused marks a result kept from an earlier run by --resume.
 	Reused bool `json:"reused,omitempty"`
+	// Sandbox is the level the session's tools ran at.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // CheckRow is one check in a summary row.
@@ -132,7 +134,26 @@ func rowOf(res *protocol.Result, reused bool) Row {
 	for _, c := range res.Checks {
 		row.Checks = append(row.Checks, CheckRow{Name: c.Name, Passed: c.Passed})
 	}
+	if res.Sandbox != nil {
+		row.Sandbox = res.Sandbox.Level
+	}
 	return row
+}
+
+// Unconfined counts the sessions whose tools ran with the sandbox off.
+func (s *Summary) Unconfined() int {
+	n := 0
+	for _, r := range s.Sessions {
+		if r.Sandbox == "off" {
+			n++
+		}
+	}
+	return n
+}
+
+// unconfinedNote is the line summary.md and the GitHub warning show for them.
+func unconfinedNote(n int) string {
+	return fmt.Sprintf("Sandbox off: %d sessions ran their tools without kernel confinement (sandbox.level: off).", n)
 }
 
 // total recomputes the totals from the rows.

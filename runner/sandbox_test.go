@@ -1,0 +1,142 @@
+package runner_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+func requireLevel(t *testing.T, l sandbox.Level) {
+	t.Helper()
+	if err := sandbox.Probe().Supports(l); err != nil {
+		t.Skipf("this machine cannot run sandbox level %s: %v", l, err)
+	}
+}
+
+// TestRunRefusesAMissingLevel checks that a run whose sessions need a level the
+// machine lacks fails before anything starts: no session folder, no run.json.
+func TestRunRefusesAMissingLevel(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeSpec(t, dir, `version: 1
+defaults: {model: success, sandbox: {level: strict}}
+jobs:
+  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}
+`)
+	out := filepath.Join(dir, "out")
+	r := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+		Sandbox: runner.SandboxOptions{Report: &sandbox.Report{}}})
+	_, err := r.Run(context.Background(), spec)
+	require.ErrorIs(t, err, runner.ErrSandbox)
+	assert.Contains(t, err.Error(), "strict needs")
+	assert.NoDirExists(t, out, "nothing was written")
+}
+
+// TestRunRecordsTheSandbox runs a session whose tool wrote a file and checks that its
+// session_start and result.json name the level and the layers in force.
+func TestRunRecordsTheSandbox(t *testing.T) {
+	requireLevel(t, sandbox.LevelStrict)
+	dir := t.TempDir()
+	spec := writeSpec(t, dir, `version: 1
+defaults: {model: success}
+jobs:
+  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}
+`)
+	out := filepath.Join(dir, "out")
+	sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
+	assert.FileExists(t, filepath.Join(out, runner.WorkspacesDir, "one", "notes", "success.txt"), "the worker wrote it")
+	var res protocol.Result
+	b, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "one", runner.ResultFile))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.NotNil(t, res.Sandbox)
+	assert.Equal(t, "strict", res.Sandbox.Level)
+	assert.Subset(t, res.Sandbox.Layers, []string{"userns", "mountns", "pidns", "netns", "landlock", "seccomp", "no_new_privs"})
+	stream, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "one", runner.StreamFile))
+	require.NoError(t, err)
+	first, _, _ := bytes.Cut(stream, []byte("\n"))
+	assert.Contains(t, string(first), `"sandbox":{"level":"strict"`)
+	assert.Equal(t, "strict", sum.Sessions[0].Sandbox)
+	assert.NotContains(t, sum.Markdown(), "Sandbox off")
+}
+
+// TestRunShowsSandboxOff checks that a run with the sandbox off says so where people
+// look: summary.md and a GitHub warning.
+func TestRunShowsSandboxOff(t *testing.T) {
+	dir := t.TempDir()
+	spec := writeSpec(t, dir, `version: 1
+defaults: {model: success, sandbox: {level: "off"}}
+jobs:
+  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}
+`)
+	out := filepath.Join(dir, "out")
+	var log bytes.Buffer
+	sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+		GitHub: &runner.GitHub{Log: &log}}).Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
+	md, err := os.ReadFile(filepath.Join(out, runner.SummaryMDFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "Sandbox off: 1 sessions ran their tools without kernel confinement")
+	assert.Contains(t, log.String(), "::warning title=agentrun%3A sandbox off::Sandbox off: 1 sessions")
+}
+
+// TestRunRefusedConnection runs a session whose tool fetches a URL off the allowlist
+// through the sandbox's proxy: the server never sees the request, no file lands in the
+// workspace, and events.jsonl holds a sandbox_violation naming the target.
+func TestRunRefusedConnection(t *testing.T) {
+	requireLevel(t, sandbox.LevelStrict)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte("secret page"))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	spec := writeSpec(t, dir, `version: 1
+defaults:
+  model: netprobe
+  network: {allow: [example.invalid]}
+  env: {PROBE_URL: "`+strings.Replace(srv.URL, "127.0.0.1", "probe.invalid", 1)+`"}
+jobs:
+  - {id: probe, prompt: Fetch the page., workspace: {dir: ., mode: copy}}
+`)
+	out := filepath.Join(dir, "out")
+	sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
+	assert.Zero(t, hits.Load(), "the request never reached the server")
+	assert.NoFileExists(t, filepath.Join(out, runner.WorkspacesDir, "probe", "fetched.txt"))
+	events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "probe", runner.EventsFile))
+	require.NoError(t, err)
+	var found bool
+	assert.Contains(t, string(events), "403", "the model sees the proxy's refusal")
+	for _, line := range strings.Split(string(events), "\n") {
+		if strings.Contains(line, `"type":"sandbox_violation"`) {
+			found = true
+			assert.Contains(t, line, `"kind":"network_denied"`)
+			assert.Contains(t, line, `"target":"probe.invalid:`)
+		}
+	}
+	assert.True(t, found, "events.jsonl has a sandbox_violation:\n%s", events)
+}
