@@ -149,7 +149,8 @@ type process struct {
 	rep    *os.File
 	dec    *protocol.FrameDecoder
 	stderr *tailBuffer
-	wmu    sync.Mutex // the request pipe: a request, and a cancel from a context callback
+	pids   *sandbox.Pids // nil when no pids hierarchy is writable
+	wmu    sync.Mutex    // the request pipe: a request, and a cancel from a context callback
 	buf    []byte
 }
 
@@ -186,6 +187,17 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 	}
 	p.cmd = cmd
 	p.dec = protocol.NewFrameDecoder(repR, maxFrame)
+	if cfg.Spec.Level != sandbox.LevelOff {
+		// Before the config goes out the worker has started nothing: everything it
+		// starts is born in the cgroup.
+		if pids, err := sandbox.NewPids(sandbox.DefaultMaxPids); err == nil {
+			if pids.Add(cmd.Process.Pid) == nil {
+				p.pids = pids
+			} else {
+				_ = pids.Remove()
+			}
+		}
+	}
 	if err := p.write(frameConfig, encodeJSON(cfg)); err != nil {
 		p.close()
 		return nil, Ready{}, p.exitError(err)
@@ -212,6 +224,9 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 	if err := json.Unmarshal([]byte(f[1]), &ready); err != nil {
 		p.close()
 		return nil, Ready{}, fmt.Errorf("worker: ready: %w", err)
+	}
+	if p.pids != nil {
+		ready.Layers = append(ready.Layers, sandbox.LayerPids)
 	}
 	return p, ready, nil
 }
@@ -271,6 +286,11 @@ func (p *process) close() error {
 		err = <-done
 	}
 	p.rep.Close()
+	if p.pids != nil {
+		if rerr := p.pids.Remove(); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return nil // an exit status after its input closed is not the caller's problem

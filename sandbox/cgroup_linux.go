@@ -1,0 +1,120 @@
+package sandbox
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+)
+
+// LayerPids is a pids cgroup that bounds the processes (and threads) of a session.
+const LayerPids Layer = "cgroup_pids"
+
+// DefaultMaxPids bounds the tasks of one session: room for builds and test runs, not
+// for a fork bomb.
+const DefaultMaxPids = 1024
+
+// Pids is a cgroup that caps how many tasks a session's worker and everything it starts
+// may have. RLIMIT_NPROC does not hold for uid 0 (the kernel never applies it to root,
+// also when root is mapped into a user namespace), so this is the fork bomb's limit when
+// agentrun runs as root; it needs a writable pids hierarchy, cgroup v2 or v1.
+type Pids struct {
+	dir string
+}
+
+var pidsSeq atomic.Int64
+
+// NewPids makes a pids cgroup below this process's own, allowing max tasks. It fails
+// when no pids hierarchy is writable (not root, or a container without delegation).
+func NewPids(max int) (*Pids, error) {
+	base, err := pidsBase()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(base, fmt.Sprintf("agentrun-%d-%d", os.Getpid(), pidsSeq.Add(1)))
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("pids cgroup: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+		_ = os.Remove(dir)
+		return nil, fmt.Errorf("pids cgroup: %w", err)
+	}
+	return &Pids{dir: dir}, nil
+}
+
+// Add moves process pid (and the threads it has) into the cgroup; what it starts
+// afterwards is born there.
+func (p *Pids) Add(pid int) error {
+	if err := os.WriteFile(filepath.Join(p.dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		return fmt.Errorf("pids cgroup: %w", err)
+	}
+	return nil
+}
+
+// Remove kills whatever is left in the cgroup and removes it.
+func (p *Pids) Remove() error {
+	for range 100 {
+		err := os.Remove(p.dir)
+		if err == nil || errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) {
+			return fmt.Errorf("pids cgroup: %w", err)
+		}
+		b, _ := os.ReadFile(filepath.Join(p.dir, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		// A killed task leaves the cgroup once it is reaped; the next rmdir succeeds.
+		runtime.Gosched()
+	}
+	return fmt.Errorf("pids cgroup: %s still has tasks", p.dir)
+}
+
+// pidsBase is this process's own folder in a writable pids hierarchy.
+func pidsBase() (string, error) {
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return "", fmt.Errorf("pids cgroup: %w", err)
+	}
+	defer f.Close()
+	var v1, v2 string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		parts := strings.SplitN(sc.Text(), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			v2 = parts[2]
+		case slices.Contains(strings.Split(parts[1], ","), "pids"):
+			v1 = parts[2]
+		}
+	}
+	for _, c := range []struct{ root, path string }{{"/sys/fs/cgroup", v2}, {"/sys/fs/cgroup/unified", v2}, {"/sys/fs/cgroup/pids", v1}} {
+		if c.path == "" && c.root != "/sys/fs/cgroup/pids" {
+			continue
+		}
+		dir := filepath.Join(c.root, c.path)
+		if c.root != "/sys/fs/cgroup/pids" {
+			ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+			if err != nil || !slices.Contains(strings.Fields(string(ctl)), "pids") {
+				continue // v2 without the pids controller enabled for children
+			}
+		}
+		if syscall.Access(dir, 2) == nil { // W_OK
+			return dir, nil
+		}
+	}
+	return "", errors.New("pids cgroup: no writable pids hierarchy")
+}

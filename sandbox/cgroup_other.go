@@ -1,0 +1,23 @@
+//go:build !linux
+
+package sandbox
+
+import "errors"
+
+// LayerPids is a pids cgroup that bounds the processes (and threads) of a session.
+const LayerPids Layer = "cgroup_pids"
+
+// DefaultMaxPids bounds the tasks of one session.
+const DefaultMaxPids = 1024
+
+// Pids is not available on this platform.
+type Pids struct{}
+
+// NewPids fails here: there are no cgroups.
+func NewPids(int) (*Pids, error) { return nil, errors.New("pids cgroup: needs Linux") }
+
+// Add does nothing.
+func (*Pids) Add(int) error { return nil }
+
+// Remove does nothing.
+func (*Pids) Remove() error { return nil }
