@@ -1,0 +1,81 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// TestSandboxCheck runs 'agentrun sandbox check' and compares it with the probe.
+func TestSandboxCheck(t *testing.T) {
+	o := agentrun(t, invocation{args: []string{"sandbox", "check"}})
+	require.Equal(t, 0, o.code, o.stderr)
+	for _, want := range []string{"user namespaces", "landlock", "seccomp", "no_new_privs", "cgroup v2"} {
+		assert.Contains(t, o.stdout, want)
+	}
+	assert.Contains(t, o.stdout, "best level: "+string(sandbox.Probe().Best()))
+	bad := agentrun(t, invocation{args: []string{"sandbox", "wat"}})
+	assert.Equal(t, 2, bad.code)
+}
+
+// touchScript makes the model create a file in the workspace with Bash.
+const touchScript = `steps:
+  - tool_calls:
+      - name: Bash
+        input: {command: "touch made-by-tool; echo level-ok"}
+  - text: done
+`
+
+// TestExecSandboxPolicy checks that exec runs its tools in the sandbox it records, and
+// that the policy is stored with the session: a second run of the session without the
+// flags still has a read-only workspace, on disk.
+func TestExecSandboxPolicy(t *testing.T) {
+	level := sandbox.LevelLandlock
+	if sandbox.Probe().Supports(level) != nil {
+		t.Skip("this machine has no Landlock")
+	}
+	dir, env, script := execSetup(t, touchScript)
+	first := agentrun(t, invocation{args: []string{"exec", "--script", script, "--output-format", "stream-json",
+		"--session", "s1", "--sandbox", string(level), "Touch it."}, env: env, dir: dir})
+	require.Equal(t, 0, first.code, first.stderr)
+	assert.FileExists(t, filepath.Join(dir, "made-by-tool"), "the worker ran the tool in the workspace")
+	evs := jsonLines(t, first.stdout)
+	require.NotEmpty(t, evs)
+	assert.Equal(t, string(level), evs[0]["sandbox"].(map[string]any)["level"], "session_start names the level")
+	last := evs[len(evs)-1]
+	assert.Equal(t, string(level), last["sandbox"].(map[string]any)["level"])
+	assert.Contains(t, last["sandbox"].(map[string]any)["layers"], "landlock")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "made-by-tool")))
+	// The session now becomes read-only; the next run without flags keeps it so.
+	ro := agentrun(t, invocation{args: []string{"exec", "--script", script, "--session", "s2", "--sandbox", string(level),
+		"--bash-mode", "0404", "Touch it."}, env: env, dir: dir})
+	require.Equal(t, 0, ro.code, ro.stderr)
+	var pol map[string]string
+	b, err := os.ReadFile(filepath.Join(projectDir(t, env), "s2", "policy.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &pol))
+	assert.Equal(t, map[string]string{"bash_mode": "0404", "sandbox_level": string(level)}, pol)
+	again := agentrun(t, invocation{args: []string{"exec", "--script", script, "--session", "s2", "Touch it again."},
+		env: env, dir: dir})
+	require.Equal(t, 0, again.code, again.stderr)
+	assert.NoFileExists(t, filepath.Join(dir, "made-by-tool"), "the stored read-only policy held on resume")
+}
+
+// TestExecSandboxUsage checks that a bad level or mode is a usage error.
+func TestExecSandboxUsage(t *testing.T) {
+	dir, env, script := execSetup(t, touchScript)
+	for _, args := range [][]string{{"--sandbox", "tight"}, {"--bash-mode", "0999"}} {
+		o := agentrun(t, invocation{args: append([]string{"exec", "--script", script}, append(args, "Go.")...), env: env, dir: dir})
+		assert.Equal(t, 2, o.code, "%v: %s", args, o.stderr)
+		assert.True(t, strings.Contains(o.stderr, "--sandbox") || strings.Contains(o.stderr, "--bash-mode"), o.stderr)
+		assert.NoFileExists(t, filepath.Join(dir, "made-by-tool"), "nothing ran")
+	}
+}
