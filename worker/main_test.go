@@ -1,6 +1,7 @@
 package worker_test
 
 import (
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -11,5 +12,8 @@ import (
 // TestMain runs the test binary as a worker when a client starts it so.
 func TestMain(m *testing.M) {
 	worker.ExitIfWorker()
+	if os.Getenv(scenarioEnv) == "nonroot" {
+		os.Exit(nonRootScenario())
+	}
 	goleak.VerifyTestMain(m)
 }

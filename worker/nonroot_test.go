@@ -1,0 +1,77 @@
+package worker_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/worker"
+)
+
+// scenarioEnv names a scenario that the test binary runs instead of its tests.
+const scenarioEnv = "WORKER_TEST_SCENARIO"
+
+// nonRootScenario runs one Bash call in a strict sandbox as whatever user this process
+// is, in the workspace named by WORKER_TEST_WS, and prints the result.
+func nonRootScenario() int {
+	ws := os.Getenv("WORKER_TEST_WS")
+	m, _ := sandbox.ParseMode("0467")
+	cfg := worker.Config{Spec: sandbox.Spec{Level: sandbox.LevelStrict, Mode: m, Workspace: ws, Home: ws},
+		Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute}
+	c := worker.New(cfg, os.Args[0], nil)
+	in, _ := json.Marshal(map[string]string{"command": "touch made-by-nonroot && id -u"})
+	r := c.RunTool(context.Background(), "Bash", in)
+	if err := c.Close(); err != nil {
+		fmt.Println("close:", err)
+	}
+	fmt.Print(r.Content)
+	if r.IsError {
+		return 1
+	}
+	return 0
+}
+
+// TestNonRootStrict runs a strict sandbox as an unprivileged user (as root, the test
+// binary starts a copy of itself as uid 65534): the tool's file lands in the workspace,
+// owned by that user.
+func TestNonRootStrict(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("already not root: the other tests cover it")
+	}
+	bin := filepath.Join(t.TempDir(), "worker.test")
+	src, err := os.Open(os.Args[0])
+	require.NoError(t, err)
+	dst, err := os.OpenFile(bin, os.O_CREATE|os.O_WRONLY, 0o755)
+	require.NoError(t, err)
+	_, err = io.Copy(dst, src)
+	require.NoError(t, err)
+	require.NoError(t, src.Close())
+	require.NoError(t, dst.Close())
+	// t.TempDir's folders are private to root; the unprivileged user must reach them.
+	require.NoError(t, os.Chmod(filepath.Dir(bin), 0o755))
+	require.NoError(t, os.Chmod(filepath.Dir(filepath.Dir(bin)), 0o755))
+	ws := t.TempDir()
+	require.NoError(t, os.Chmod(ws, 0o755))
+	require.NoError(t, os.Chown(ws, 65534, 65534))
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = []string{scenarioEnv + "=nonroot", "WORKER_TEST_WS=" + ws, "PATH=/usr/bin:/bin"}
+	cmd.Dir = ws
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "0\n", "inside, the user is root of its own namespace")
+	fi, err := os.Stat(filepath.Join(ws, "made-by-nonroot"))
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, uint32(65534), fi.Sys().(*syscall.Stat_t).Uid, "outside, the file is the unprivileged user's")
+}
