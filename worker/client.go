@@ -28,8 +28,9 @@ type Client struct {
 	mu     sync.Mutex // one request at a time; guards proc, ready, seq
 	proc   *process
 	ready  *Ready
-	seq    int
-	starts int
+	seq     int
+	starts  int
+	lastPID int
 }
 
 // New returns a client that runs the worker as binary (the agentrun executable, which
@@ -44,6 +45,13 @@ func New(cfg Config, binary string, activity func()) *Client {
 	return &Client{cfg: cfg, binary: binary, activity: activity}
 }
 
+// SetIdleExit changes how long the next worker waits idle before it exits.
+func (c *Client) SetIdleExit(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cfg.IdleExit = d
+}
+
 // Ready returns what the last worker reported once confined, or nil before the first
 // start.
 func (c *Client) Ready() *Ready {
@@ -54,6 +62,17 @@ func (c *Client) Ready() *Ready {
 	}
 	r := *c.ready
 	return &r
+}
+
+// PID returns the host pid of the worker process last started (its first stage), 0
+// before the first start.
+func (c *Client) PID() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil {
+		return c.lastPID
+	}
+	return c.proc.cmd.Process.Pid
 }
 
 // Starts reports how many times a worker process was started.
@@ -110,7 +129,7 @@ func (c *Client) request(ctx context.Context, build func(id string) []string) ([
 			if err != nil {
 				return nil, err
 			}
-			c.proc, c.ready = p, &ready
+			c.proc, c.ready, c.lastPID = p, &ready, p.cmd.Process.Pid
 		}
 		reply, bye, err := c.proc.roundTrip(ctx, id, build(id), c.activity)
 		if bye || err != nil || ctx.Err() != nil {

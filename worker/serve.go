@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentrun/agentrun/agent/tools"
@@ -20,6 +21,10 @@ import (
 // serveMain is stage 2: it reads the config stage 1 passed, confines itself, reports
 // Ready and serves requests until its input ends or it exits idle.
 func serveMain() int {
+	// Non-blocking descriptors make pollable Files, whose Close ends a Read blocked in
+	// another goroutine: the request reader stops when the worker exits idle.
+	_ = syscall.SetNonblock(fdRequests, true)
+	_ = syscall.SetNonblock(fdReplies, true)
 	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
 	cfgFile := os.NewFile(fdConfig, "config")
 	dec := protocol.NewFrameDecoder(cfgFile, maxFrame)
