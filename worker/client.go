@@ -190,7 +190,7 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 	}
 	p := &process{req: reqW, rep: repR, stderr: &tailBuffer{max: 8 << 10}}
 	cmd := exec.Command(binary, Command)
-	cmd.Env = []string{}
+	cmd.Env = workerEnv
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{reqR, repW}
 	cmd.Stderr = p.stderr

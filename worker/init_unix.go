@@ -77,7 +77,7 @@ func initMain() int {
 	}
 	pid, err := syscall.ForkExec("/proc/self/exe", []string{"agentrun-worker", Command, "serve"}, &syscall.ProcAttr{
 		Dir:   cfg.Spec.Workspace,
-		Env:   []string{},
+		Env:   workerEnv,
 		Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), in.Fd(), out.Fd(), cfgR.Fd()},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
