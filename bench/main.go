@@ -125,16 +125,21 @@ func main() {
 			}
 			b, err := cmd.CombinedOutput()
 			if err != nil {
+				// The other rows still get measured; this one, and the run, fail.
 				fmt.Fprintf(os.Stderr, "go %s: %v\n%s", strings.Join(args, " "), err, b)
-				os.Exit(1)
+				b = nil
 			}
 			out = string(b)
 			cache[key] = out
 		}
 		v, found := metric(out, f.unit, f.line)
 		if !found {
-			fmt.Fprintf(os.Stderr, "%s: no %q in the output of %s:\n%s", f.what, f.unit, key, out)
-			os.Exit(1)
+			if out != "" {
+				fmt.Fprintf(os.Stderr, "%s: no %q in the output of %s:\n%s", f.what, f.unit, key, out)
+			}
+			fmt.Printf("| %s | %s | %s | %s |\n", f.what, "failed", f.target, "failed")
+			failed = true
+			continue
 		}
 		shown := f.convert(v)
 		verdict := ""

@@ -84,7 +84,8 @@ jobs:
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		r := runner.New(runner.Options{Out: filepath.Join(b.TempDir(), fmt.Sprint(i)), Providers: oneModel{model},
+		out := filepath.Join(b.TempDir(), fmt.Sprint(i))
+		r := runner.New(runner.Options{Out: out, Providers: oneModel{model},
 			Sandbox: runner.SandboxOptions{Binary: self}})
 		cpu0, workers0 := cpuTimes(b)
 		b.StartTimer()
@@ -104,6 +105,7 @@ jobs:
 				b.Fatalf("%s: %s after %d turns", row.Key, row.Status, row.NumTurns)
 			}
 		}
+		checkEdited(b, out)
 		wall += elapsed
 		cpu += cpu1 - cpu0
 		workers += workers1 - workers0
@@ -114,6 +116,24 @@ jobs:
 	b.ReportMetric(float64(wall)/n/float64(ideal), "wall/ideal")
 	b.ReportMetric(float64(cpu.Microseconds())/n/runSessions/1000, "cpu-ms/session")
 	b.ReportMetric(float64(workers.Microseconds())/n/runSessions/1000, "worker-cpu-ms/session")
+}
+
+// checkEdited fails b unless every session's tools ran: a failed tool call is only an
+// error result for the model, which the scripted one ignores.
+func checkEdited(b *testing.B, out string) {
+	b.Helper()
+	files, err := filepath.Glob(filepath.Join(out, runner.WorkspacesDir, "*", "bench.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(files) != runSessions {
+		b.Fatalf("%d of %d sessions wrote bench.txt: their tool calls failed", len(files), runSessions)
+	}
+	for _, f := range files {
+		if got, err := os.ReadFile(f); err != nil || string(got) != "alpha\nBETA\ngamma\n" {
+			b.Fatalf("%s: %q, %v: the session's Edit did not run", f, got, err)
+		}
+	}
 }
 
 // cpuTimes is the user and system CPU time of this process so far, and of its

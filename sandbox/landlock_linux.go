@@ -61,7 +61,7 @@ func landlockRules(s Spec, inRoot bool, hidden []string) []landlock.Rule {
 		return rules
 	}
 	rules = append(rules, devRule, landlock.RODirs("/proc", "/dev").IgnoreIfMissing(),
-		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing())
+		landlock.RWDirs("/dev/pts").WithIoctlDev().IgnoreIfMissing())
 	if s.TempDir != "" {
 		rules = append(rules, landlock.RWDirs(s.TempDir).WithRefer())
 	}

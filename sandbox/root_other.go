@@ -20,3 +20,6 @@ func EnterRoot(Spec, []string) error { return errUnsupported }
 
 // ApplyLandlock is not available on this platform.
 func ApplyLandlock(Spec, bool, []string, int) (int, error) { return 0, errUnsupported }
+
+// Hostname is the sandbox's host name at level strict.
+const Hostname = "agentrun-sandbox"

@@ -82,8 +82,9 @@ var denyList = []denial{
 // into the shell that started agentrun.
 var deniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 
-// policy builds the go-seccomp-bpf policy from denyList for the running architecture.
-func policy(info *arch.Info) (seccomp.Policy, error) {
+// policy builds the go-seccomp-bpf policy from denyList for the running architecture,
+// refusing socket(2) for the address families in denySockets as well.
+func policy(info *arch.Info, denySockets []int) (seccomp.Policy, error) {
 	groups := map[syscall.Errno]*seccomp.SyscallGroup{}
 	var order []syscall.Errno
 	for _, d := range denyList {
@@ -112,6 +113,20 @@ func policy(info *arch.Info) (seccomp.Policy, error) {
 			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: d.flags}},
 		})
 	}
+	if len(denySockets) > 0 {
+		g := groups[unix.EPERM]
+		if g == nil {
+			g = &seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.EPERM)}
+			groups[unix.EPERM] = g
+			order = append(order, unix.EPERM)
+		}
+		for _, family := range denySockets {
+			g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{
+				Name:       "socket",
+				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: uint64(family)}},
+			})
+		}
+	}
 	p := seccomp.Policy{DefaultAction: seccomp.ActionAllow}
 	for _, e := range order {
 		p.Syscalls = append(p.Syscalls, *groups[e])
@@ -130,7 +145,10 @@ func policy(info *arch.Info) (seccomp.Policy, error) {
 //     compare is bypassed by setting high bits), and answers ENOSYS to every system
 //     call made under a foreign ABI (i386 on amd64, arm32 on arm64), whose numbers the
 //     first filter would otherwise let through unchecked.
-func ApplySeccomp() error {
+//
+// denySockets are address families (unix.AF_UNIX, unix.AF_INET, ...) whose sockets
+// socket(2) refuses with EPERM; socketpair(2) stays allowed.
+func ApplySeccomp(denySockets ...int) error {
 	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
 		return fmt.Errorf("seccomp: unsupported architecture %s", runtime.GOARCH)
 	}
@@ -138,7 +156,7 @@ func ApplySeccomp() error {
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
-	p, err := policy(info)
+	p, err := policy(info, denySockets)
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}

@@ -257,7 +257,7 @@ func TestDenyListExistsOnEveryArch(t *testing.T) {
 		{"arm64", arch.AARCH64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := policy(tc.info)
+			p, err := policy(tc.info, nil)
 			require.NoError(t, err)
 			var n int
 			for _, g := range p.Syscalls {

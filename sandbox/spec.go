@@ -137,10 +137,9 @@ func (s Spec) Binds() []Bind {
 		for _, d := range s.External {
 			b = append(b, Bind{Path: d, Write: s.Mode.External.Has(PermWrite), Exec: s.Mode.External.Has(PermExecute), Optional: true})
 		}
-	} else if s.Home != "" {
-		// Without external read the home directory exists but is empty (tmpfs).
-		b = append(b, Bind{Path: s.Home, Optional: true})
 	}
+	// Without external read the home directory is an empty private folder at level
+	// strict (see makeScratch) and has no rule at level landlock.
 	for _, r := range s.Readable {
 		b = append(b, Bind{Path: r, Exec: true, Optional: true})
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -41,6 +42,9 @@ func New(cfg Config, binary string, activity func()) *Client {
 	}
 	if cfg.Spec.External == nil {
 		cfg.Spec.External = sandbox.ExternalDirs()
+	}
+	if abs, err := filepath.Abs(binary); err == nil {
+		binary = abs // the worker starts in /
 	}
 	return &Client{cfg: cfg, binary: binary, activity: activity}
 }

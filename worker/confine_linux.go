@@ -8,29 +8,35 @@ import (
 	"strconv"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sandbox/netproxy"
 )
 
 // confine applies every layer of cfg's level to this process (stage 2) and returns
-// what took effect, and the environment additions for the network proxy. At level
-// strict the network bridge is started here, owned by wg, and stopped by ctx.
-func confine(ctx context.Context, wg *sync.WaitGroup, cfg Config) (Ready, []string, error) {
+// what took effect, and the environment additions for the network proxy: at level
+// strict stage 1 bridges a loopback port (BridgePort) to the runner's proxy socket, at
+// level landlock the proxy listens on a host loopback port (ProxyPort).
+func confine(cfg Config) (Ready, []string, error) {
 	s := cfg.Spec
 	r := Ready{Level: s.Level, PID: os.Getpid()}
 	var env []string
-	if s.Level == sandbox.LevelStrict {
+	// No tool opens a unix socket: a read-only bind does not stop connect(2) on a host
+	// daemon's socket file, and Landlock before ABI 9 has no right for it.
+	deny := []int{unix.AF_UNIX}
+	switch {
+	case s.Level == sandbox.LevelStrict:
 		r.Layers = append(r.Layers, sandbox.LayerUserNS, sandbox.LayerMountNS, sandbox.LayerPIDNS,
 			sandbox.LayerIPCNS, sandbox.LayerUTSNS, sandbox.LayerNetNS)
-		if s.Network() {
-			port, err := bridge(ctx, wg)
-			if err != nil {
-				return r, nil, err
-			}
-			env = proxyEnv(port)
+		if cfg.BridgePort > 0 {
+			env = proxyEnv(cfg.BridgePort)
 		}
-	} else if s.Level == sandbox.LevelLandlock && cfg.ProxyPort > 0 {
+	case cfg.ProxyPort > 0:
 		env = proxyEnv(cfg.ProxyPort)
+	case s.Level == sandbox.LevelLandlock:
+		// No network namespace: Landlock closes TCP, and this closes UDP and the rest.
+		deny = append(deny, unix.AF_INET, unix.AF_INET6)
 	}
 	if s.Level == sandbox.LevelOff {
 		return r, env, nil
@@ -58,16 +64,18 @@ func confine(ctx context.Context, wg *sync.WaitGroup, cfg Config) (Ready, []stri
 	}
 	r.LandlockABI = abi
 	r.Layers = append(r.Layers, sandbox.LayerLandlock)
-	if err := sandbox.ApplySeccomp(); err != nil {
+	if err := sandbox.ApplySeccomp(deny...); err != nil {
 		return r, nil, err
 	}
 	r.Layers = append(r.Layers, sandbox.LayerSeccomp)
 	return r, env, nil
 }
 
-// bridge brings the namespace's loopback up and relays connections made to a port on
-// it to the runner's proxy socket. It returns the port.
-func bridge(ctx context.Context, wg *sync.WaitGroup) (int, error) {
+// startBridge brings the namespace's loopback up and relays connections made to a port
+// on it to the runner's proxy socket, bound into the sandbox; it runs in stage 1, which
+// no seccomp filter keeps from unix sockets. It returns the port; wg owns the relay,
+// which ctx stops.
+func startBridge(ctx context.Context, wg *sync.WaitGroup) (int, error) {
 	if err := netproxy.LoopbackUp(); err != nil {
 		return 0, fmt.Errorf("network bridge: %w", err)
 	}

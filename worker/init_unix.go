@@ -3,11 +3,13 @@
 package worker
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/agentrun/agentrun/protocol"
@@ -60,9 +62,21 @@ func initMain() int {
 		_, _ = out.Write(protocol.AppendFrame(nil, frameFail, err.Error()))
 		return 1
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var bridge sync.WaitGroup
+	defer bridge.Wait()
+	defer cancel() // stops the network bridge before its owner waits for it
 	if cfg.Spec.Level == sandbox.LevelStrict {
 		if err := sandbox.EnterRoot(cfg.Spec, cfg.Hidden); err != nil {
 			return fail(err)
+		}
+		if cfg.Spec.Network() {
+			port, err := startBridge(ctx, &bridge)
+			if err != nil {
+				return fail(err)
+			}
+			cfg.BridgePort = port
+			raw = encodeJSON(cfg)
 		}
 	} else if err := setSubreaper(); err != nil {
 		return fail(err)
@@ -79,7 +93,7 @@ func initMain() int {
 		Dir:   cfg.Spec.Workspace,
 		Env:   workerEnv,
 		Files: []uintptr{null.Fd(), null.Fd(), os.Stderr.Fd(), in.Fd(), out.Fd(), cfgR.Fd()},
-		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
+		Sys:   stage2Attr(),
 	})
 	if err != nil {
 		return fail(fmt.Errorf("start worker: %w", err))

@@ -45,11 +45,8 @@ func serveMain() int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	defer cancel() // stops the network bridge before wg.Wait
 	s := &server{cfg: cfg, out: out}
-	ready, extra, err := confine(ctx, &wg, cfg)
+	ready, extra, err := confine(cfg)
 	if err != nil {
 		_ = s.send(frameFail, err.Error())
 		return 1

@@ -50,6 +50,9 @@ type Config struct {
 	// ProxyPort is the TCP port of the runner's proxy on the host loopback, for level
 	// landlock, which has no network namespace to bridge a socket into.
 	ProxyPort int `json:"proxy_port,omitempty"`
+	// BridgePort is set by stage 1 at level strict: the loopback port inside the
+	// sandbox that it relays to the runner's proxy socket.
+	BridgePort int `json:"bridge_port,omitempty"`
 }
 
 // Ready is what the worker reports once confined.

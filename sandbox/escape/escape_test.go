@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent/tools"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/sandbox/netproxy"
 	"github.com/agentrun/agentrun/worker"
 )
 
@@ -31,7 +32,7 @@ type attempt struct {
 	name  string
 	tool  string // "" is Bash
 	cmd   string // the Bash command, or the tool's input JSON
-	needs string // a program the attempt needs on the host's PATH
+	needs string // a program the attempt needs on the host's PATH, or (absolute) a file glob
 	// effect is checked before and after the call; nil checks the secrets only.
 	effect effect
 	// strict and landlock say whether the attempt must be held at that level. An
@@ -64,6 +65,8 @@ type options struct {
 	mode   string   // the kernel's bash_mode
 	policy string   // the classifier's bash_mode; allPolicy when empty
 	allow  []string // the network allowlist; nil serves no proxy
+	// onViolation hears of the connections the proxy refuses.
+	onViolation func(netproxy.Violation)
 }
 
 // levels runs body once per confined level (and at off when off is set), skipping the
@@ -96,10 +99,12 @@ func runTable(t *testing.T, fx *fixture, table []attempt) {
 
 // try runs one attempt and judges it.
 func (fx *fixture) try(t *testing.T, a attempt) {
-	if a.needs != "" {
-		if _, err := exec.LookPath(a.needs); err != nil {
-			t.Skipf("%s is not installed", a.needs)
+	if strings.HasPrefix(a.needs, "/") {
+		if m, _ := filepath.Glob(a.needs); len(m) == 0 {
+			t.Skipf("no %s on this machine", a.needs)
 		}
+	} else if a.needs != "" && !installed(a.needs) {
+		t.Skipf("%s is not installed", a.needs)
 	}
 	x := fx.expander(a.name)
 	var check func(string) (bool, string)
@@ -127,6 +132,9 @@ func (fx *fixture) try(t *testing.T, a attempt) {
 // judge asserts the outcome the attempt's table entry expects at the fixture's level.
 func (fx *fixture) judge(t *testing.T, a attempt, held bool, what, out string) {
 	t.Helper()
+	if testing.Verbose() {
+		t.Logf("held=%v output: %.200q", held, out)
+	}
 	switch {
 	case fx.level == sandbox.LevelOff:
 		assert.False(t, held, "control: %q was held at level off, so the attempt proves nothing\noutput:\n%s", a.name, clip(out))
@@ -147,23 +155,22 @@ func (fx *fixture) judge(t *testing.T, a attempt, held bool, what, out string) {
 //	  home/          $HOME: .ssh/config holds a secret, notes.txt does not
 //	hostonly/        in no scope: secret.txt
 type fixture struct {
-	level                          sandbox.Level
-	mode                           string
-	root, ws, outside, home, host  string
-	target                         string
-	sshSecret, hostSecret, notes   string
-	sleeper                        *exec.Cmd
-	sleeperName                    string
-	client                         *worker.Client
-	placeholders                   []string
-	nextID                         int // the id of the client's next request
+	level                         sandbox.Level
+	root, ws, outside, home, host string
+	target                        string
+	sshSecret, hostSecret, notes  string
+	sleeper                       *exec.Cmd
+	sleeperName                   string
+	client                        *worker.Client
+	placeholders                  []string
+	nextID                        int // the id of the client's next request
 }
 
 // newFixture builds the layout and a client for level; the worker starts at the first
 // call and is closed at the end of the test.
 func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	t.Helper()
-	fx := &fixture{level: level, mode: o.mode}
+	fx := &fixture{level: level}
 	fx.root = realTemp(t)
 	fx.host = realTemp(t)
 	fx.ws = filepath.Join(fx.root, "ws")
@@ -183,6 +190,7 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	writeFile(t, filepath.Join(fx.host, "secret.txt"), fx.hostSecret+"\n")
 	writeFile(t, filepath.Join(fx.ws, "inside.txt"), "inside\n")
 	fx.startSleeper(t)
+	t.Cleanup(fx.stopSleeper)
 
 	mode, err := sandbox.ParseMode(o.mode)
 	require.NoError(t, err)
@@ -199,16 +207,18 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 		env = append(env, "TMPDIR="+spec.TempDir)
 	}
 	if o.allow != nil {
-		serveProxy(t, fx, &spec, &cfg, o.allow)
+		serveProxy(t, fx, &spec, &cfg, o)
 	}
 	cfg.Spec, cfg.Env = spec, env
 	cfg.Hidden = spec.Hidden()
-	fx.client = worker.New(cfg, os.Args[0], nil)
+	binary, err := os.Executable() // absolute: the worker starts in /
+	require.NoError(t, err)
+	fx.client = worker.New(cfg, binary, nil)
 	t.Cleanup(func() { assert.NoError(t, fx.client.Close()) })
 	fx.placeholders = []string{
 		"{WS}", fx.ws, "{ROOT}", fx.root, "{OUTDIR}", fx.outside, "{TARGET}", fx.target,
 		"{HOME}", fx.home, "{HOSTONLY}", fx.host, "{TESTPID}", strconv.Itoa(os.Getpid()),
-		"{SLEEPER}", strconv.Itoa(fx.sleeper.Process.Pid),
+		"{SLEEPNAME}", fx.sleeperName,
 	}
 	return fx
 }
@@ -217,16 +227,20 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 // the host secret are in its environment, and its name is unique.
 func (fx *fixture) startSleeper(t *testing.T) {
 	t.Helper()
-	fx.sleeperName = "escape-host-sleeper-" + randomHex(6)
+	if fx.sleeperName == "" {
+		fx.sleeperName = "escape-host-sleeper-" + randomHex(6)
+	}
 	cmd := exec.Command("sleep", "1000")
 	cmd.Args[0] = fx.sleeperName
 	cmd.Env = []string{"PATH=/usr/bin:/bin", keyVar + "=" + plantedKey(), "HOST_SECRET=" + fx.hostSecret}
 	require.NoError(t, cmd.Start())
 	fx.sleeper = cmd
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
+}
+
+// stopSleeper ends the host's sleeper and reaps it.
+func (fx *fixture) stopSleeper() {
+	_ = fx.sleeper.Process.Kill()
+	_ = fx.sleeper.Wait()
 }
 
 // sleeperAlive reports whether the host's sleeper still runs (and is not stopped).
@@ -237,7 +251,7 @@ func (fx *fixture) sleeperAlive() bool {
 	}
 	s := string(st)
 	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] == 'S'
+	return i > 0 && i+2 < len(s) && (s[i+2] == 'S' || s[i+2] == 'R')
 }
 
 // expander replaces the placeholders of one attempt: the fixture's and {OUT} (a path in
@@ -258,6 +272,7 @@ func (fx *fixture) expander(name string) *expander {
 		"{OUT}", out, "{B64}", base64.StdEncoding.EncodeToString([]byte("touch " + out + "\n")), "{RAN}", filepath.Join(fx.ws, "ran-"+uniq),
 		"{MARK}", "mark-" + uniq, "{ETCX}", "/etc/" + uniq, "{USRX}", "/usr/" + uniq,
 		"{TMPX}", "/tmp/" + uniq, "{SHMX}", "/dev/shm/" + uniq, "{NAME}", uniq,
+		"{SLEEPER}", strconv.Itoa(fx.sleeper.Process.Pid),
 	}, fx.placeholders...)
 	return &expander{r: strings.NewReplacer(pairs...)}
 }
@@ -295,106 +310,6 @@ func (fx *fixture) leaked(out string) string {
 		}
 	}
 	return ""
-}
-
-// The effects.
-
-// absent: the host path must not exist afterwards (it is removed if it does).
-func absent(tmpl string) effect {
-	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
-		p := x.expand(tmpl)
-		_, err := os.Lstat(p)
-		require.True(t, os.IsNotExist(err), "%s exists before the attempt", p)
-		t.Cleanup(func() { _ = os.RemoveAll(p) })
-		return func(string) (bool, string) {
-			if _, err := os.Lstat(p); err == nil {
-				return false, "created " + p
-			}
-			return true, ""
-		}
-	}
-}
-
-// unchanged: the host file must keep its content, mode, times and extended attributes;
-// when it does not, it is restored for the attempts after this one.
-func unchanged(tmpl string) effect {
-	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
-		p := x.expand(tmpl)
-		before, err := snapshot(p)
-		require.NoError(t, err)
-		return func(string) (bool, string) {
-			after, err := snapshot(p)
-			if err == nil && after == before {
-				return true, ""
-			}
-			what := "changed " + p + ": " + before.diff(after, err)
-			require.NoError(t, before.restore(p), "restore %s", p)
-			return false, what
-		}
-	}
-}
-
-// hidden: the output must not hold s (a placeholder template).
-func hidden(tmpl string) effect {
-	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
-		s := x.expand(tmpl)
-		return func(out string) (bool, string) {
-			if strings.Contains(out, s) {
-				return false, "the output holds " + s
-			}
-			return true, ""
-		}
-	}
-}
-
-// all: every effect must hold.
-func all(effects ...effect) effect {
-	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
-		checks := make([]func(string) (bool, string), len(effects))
-		for i, e := range effects {
-			checks[i] = e(t, fx, x)
-		}
-		return func(out string) (bool, string) {
-			held, whats := true, []string(nil)
-			for _, c := range checks {
-				if ok, what := c(out); !ok {
-					held, whats = false, append(whats, what)
-				}
-			}
-			return held, strings.Join(whats, "; ")
-		}
-	}
-}
-
-// ran: the vector must have run (it creates {RAN} in the workspace), else the attempt
-// proves nothing. It is a precondition, not an effect.
-func ran(e effect) effect {
-	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
-		check := e(t, fx, x)
-		p := x.expand("{RAN}")
-		return func(out string) (bool, string) {
-			_, err := os.Lstat(p)
-			require.NoError(t, err, "the vector did not run (no %s); output:\n%s", p, clip(out))
-			return check(out)
-		}
-	}
-}
-
-// sleeperSurvives: the host's sleeper must still run, not stopped or traced.
-func sleeperSurvives() effect {
-	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
-		require.True(t, fx.sleeperAlive(), "the host's sleeper is not running before the attempt")
-		return func(string) (bool, string) {
-			if !fx.sleeperAlive() {
-				return false, "the host's sleeper was killed or stopped"
-			}
-			status, _ := os.ReadFile("/proc/" + strconv.Itoa(fx.sleeper.Process.Pid) + "/status")
-			if !strings.Contains(string(status), "TracerPid:\t0\n") {
-				return false, "the host's sleeper is traced"
-			}
-			return true, ""
-		}
-	}
 }
 
 // Helpers.

@@ -1,17 +1,12 @@
 package escape_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun/sandbox"
 )
@@ -30,7 +25,7 @@ __attribute__((constructor)) static void init(void) {
 	close(open("{OUT}", O_CREAT | O_WRONLY, 0644));
 }
 EOF
-gcc -shared -fPIC -o preload-{NAME}.so preload.c && LD_PRELOAD=./preload-{NAME}.so true`
+gcc -shared -fPIC -o preload-{NAME}.so preload.c && LD_PRELOAD=./preload-{NAME}.so /bin/true`
 
 // writeAttempts write outside the workspace at bash_mode 0467 (outside/ and $HOME are
 // readable, not writable).
@@ -45,7 +40,7 @@ var writeAttempts = []attempt{
 	{name: "git alias", needs: "git", cmd: "git init -q g-{NAME} && cd g-{NAME} && git -c alias.x='!touch {RAN}; touch {OUT}' x",
 		effect: ran(absent("{OUT}")), strict: true, landlock: true, off: true},
 	{name: "git fsmonitor", needs: "git",
-		cmd: "git init -q f-{NAME} && cd f-{NAME} && echo a > a && git add a && git -c core.fsmonitor='touch {RAN}; touch {OUT}; false' status",
+		cmd:    "git init -q f-{NAME} && cd f-{NAME} && echo a > a && git add a && git -c core.fsmonitor='touch {RAN}; touch {OUT}; false' status",
 		effect: ran(absent("{OUT}")), strict: true, landlock: true, off: true},
 	{name: "CDPATH cd etc", cmd: "CDPATH=/; cd etc && touch {NAME}", effect: absent("{ETCX}"), strict: true, landlock: true},
 	{name: "sort -o", cmd: "sort -o {OUT} /dev/null", effect: absent("{OUT}"), strict: true, landlock: true, off: true},
@@ -82,8 +77,7 @@ var writeAttempts = []attempt{
 	{name: "setxattr target", needs: "python3", cmd: `python3 -c "import os; os.setxattr('{TARGET}', 'user.escape', b'x')"`,
 		effect: unchanged("{TARGET}"), strict: true, gap: landlockMetadata, off: true},
 	{name: "host tmp", cmd: "touch {TMPX}", effect: absent("{TMPX}"), strict: true, landlock: true},
-	{name: "host dev shm", cmd: "touch {SHMX}", effect: absent("{SHMX}"), strict: true,
-		gap: "landlock grants /dev/shm read-write, and without a mount namespace it is the host's"},
+	{name: "host dev shm", cmd: "touch {SHMX}", effect: absent("{SHMX}"), strict: true, landlock: true},
 	{name: "core_pattern", cmd: "echo '|/bin/touch {OUT}' > /proc/sys/kernel/core_pattern", effect: unchangedHostFile("/proc/sys/kernel/core_pattern"),
 		strict: true, landlock: true},
 	{name: "mknod disk", cmd: "mknod disk-{NAME} b 8 0 && touch {RAN}", effect: absent("{WS}/disk-{NAME}"), strict: true, landlock: true},
@@ -159,70 +153,4 @@ func (fx *fixture) assertTargetIntact(t *testing.T) {
 	got, err := os.ReadFile(fx.target)
 	require.NoError(t, err)
 	require.Equal(t, "outside target: must stay as it is\n", string(got))
-}
-
-// fileState is what unchanged compares.
-type fileState struct {
-	content string
-	mode    os.FileMode
-	mtime   time.Time
-	xattr   string
-	exists  bool
-}
-
-func snapshot(p string) (fileState, error) {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return fileState{}, err
-	}
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return fileState{}, err
-	}
-	s := fileState{content: string(b), mode: fi.Mode(), mtime: fi.ModTime(), exists: true}
-	buf := make([]byte, 256)
-	if n, err := unix.Lgetxattr(p, "user.escape", buf); err == nil {
-		s.xattr = string(buf[:n])
-	} else if !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP) {
-		return fileState{}, err
-	}
-	return s, nil
-}
-
-func (s fileState) diff(after fileState, err error) string {
-	if err != nil {
-		return "now " + err.Error()
-	}
-	var d []string
-	if s.content != after.content {
-		d = append(d, fmt.Sprintf("content %q -> %q", s.content, after.content))
-	}
-	if s.mode != after.mode {
-		d = append(d, fmt.Sprintf("mode %v -> %v", s.mode, after.mode))
-	}
-	if !s.mtime.Equal(after.mtime) {
-		d = append(d, fmt.Sprintf("mtime %v -> %v", s.mtime, after.mtime))
-	}
-	if s.xattr != after.xattr {
-		d = append(d, fmt.Sprintf("xattr user.escape %q -> %q", s.xattr, after.xattr))
-	}
-	return strings.Join(d, ", ")
-}
-
-// restore puts a file back as it was.
-func (s fileState) restore(p string) error {
-	_ = os.Remove(p)
-	if err := os.WriteFile(p, []byte(s.content), s.mode.Perm()); err != nil {
-		return err
-	}
-	if err := os.Chmod(p, s.mode.Perm()); err != nil {
-		return err
-	}
-	if err := unix.Lremovexattr(p, "user.escape"); err != nil && !errors.Is(err, unix.ENODATA) && !errors.Is(err, unix.ENOTSUP) {
-		return err
-	}
-	if err := os.Chtimes(p, s.mtime, s.mtime); err != nil {
-		return err
-	}
-	return os.Chown(p, syscall.Getuid(), syscall.Getgid())
 }

@@ -26,9 +26,7 @@ const (
 // the environment block the kernel shows in /proc/PID/environ, so the binary execs
 // itself once with the key in its initial environment (same pid, same arguments).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == worker.Command {
-		os.Exit(worker.Main(os.Args[2:]))
-	}
+	worker.ExitIfWorker()
 	if !strings.HasPrefix(os.Getenv(keyVar), keyPrefix) {
 		if err := os.Setenv(keyVar, keyPrefix+randomHex(12)); err != nil {
 			fmt.Fprintln(os.Stderr, "escape: plant key:", err)

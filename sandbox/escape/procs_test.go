@@ -2,6 +2,7 @@ package escape_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +14,11 @@ import (
 
 	"github.com/agentrun/agentrun/sandbox"
 )
+
+// landlockSignals is why level landlock cannot keep signals in: the Landlock signal
+// scope is off before ABI 8 (sandbox/landlock_linux.go), and without a pid namespace a
+// tool may signal every process of the worker's uid on the host.
+const landlockSignals = "no Landlock signal scope before ABI 8 and no pid namespace: every process of the uid can be signalled"
 
 // survivors are commands that leave a process behind, named by {MARK} in its command
 // line; after the client's Close none may be left on the host.
@@ -33,7 +39,10 @@ if os.fork() == 0:
     os._exit(0)
 os.wait()
 EOF`},
-	{name: "respawner", cmd: `setsid bash -c 'exec -a {MARK} bash -c "while :; do (setsid sleep 1000 &); sleep 0.05; done"' >/dev/null 2>&1 &`},
+	{name: "respawner", cmd: `cat > resp-{NAME}.sh <<'EOF'
+while :; do setsid bash -c 'exec -a {MARK}-child sleep 1000' & sleep 0.05; done
+EOF
+setsid bash -c 'exec -a {MARK} bash resp-{NAME}.sh' >/dev/null 2>&1 &`},
 }
 
 func TestNoProcessOutlivesClose(t *testing.T) {
@@ -54,8 +63,6 @@ func TestNoProcessOutlivesClose(t *testing.T) {
 				marks = append(marks, mark)
 			})
 		}
-		// The respawner's children are plain sleeps: count every "sleep 1000" of the
-		// worker's tree before, to see them gone after.
 		require.NoError(t, fx.client.Close())
 		for _, mark := range marks {
 			assert.Eventually(t, func() bool { return len(processesWith(mark)) == 0 }, 10*time.Second, 20*time.Millisecond,
@@ -68,8 +75,8 @@ func TestNoProcessOutlivesClose(t *testing.T) {
 // signalAttempts reach for processes outside the sandbox: the host's sleeper must
 // survive, untraced.
 var signalAttempts = []attempt{
-	{name: "kill host process", cmd: "kill -9 {SLEEPER}", effect: sleeperSurvives(), strict: true, landlock: true},
-	{name: "kill by name", cmd: "pkill -9 -f {SLEEPNAME}; killall -9 sleep", effect: sleeperSurvives(), strict: true, landlock: true},
+	{name: "kill host process", cmd: "kill -9 {SLEEPER}", effect: sleeperSurvives(), strict: true, gap: landlockSignals},
+	{name: "kill by name", cmd: "pkill -9 -f {SLEEPNAME}", effect: sleeperSurvives(), strict: true, gap: landlockSignals},
 	{name: "strace attach", needs: "strace", cmd: "timeout 5 strace -p {SLEEPER} -e inject=clock_nanosleep,restart_syscall:signal=KILL",
 		effect: sleeperSurvives(), strict: true, landlock: true},
 	{name: "python ptrace attach", needs: "python3", cmd: `python3 - <<'EOF'
@@ -81,22 +88,28 @@ if r == 0:
     os.waitpid({SLEEPER}, 0)
     print('kill', libc.ptrace(8, {SLEEPER}, 0, 0))  # PTRACE_KILL
 EOF`, effect: sleeperSurvives(), strict: true, landlock: true},
-	{name: "process_vm_readv", needs: "python3", cmd: `python3 -c "import ctypes; print(ctypes.CDLL(None).process_vm_readv({SLEEPER}, 0, 0, 0, 0, 0))" && touch {RAN}`,
-		effect: sleeperSurvives(), strict: true, landlock: true},
+	{name: "process_vm_readv", needs: "python3", cmd: `python3 - <<'EOF'
+import ctypes
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+buf = ctypes.create_string_buffer(4096)
+local, remote = iovec(ctypes.addressof(buf), 4096), iovec(0x400000, 4096)
+n = ctypes.CDLL(None, use_errno=True).process_vm_readv({SLEEPER}, ctypes.byref(local), 1, ctypes.byref(remote), 1, 0)
+print('READ-OK' if n > 0 else 'refused %d' % ctypes.get_errno())
+EOF`, effect: all(sleeperSurvives(), hidden("READ-OK")), strict: true, landlock: true},
 	{name: "unshare -r", needs: "unshare", cmd: "unshare -r touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
 	{name: "unshare mount", needs: "unshare", cmd: "unshare -m --propagation private touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
 	{name: "unshare pid", needs: "unshare", cmd: "unshare -p -f --mount-proc touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
 	{name: "nsenter host init", needs: "nsenter", cmd: "nsenter -t 1 -a touch {RAN}; nsenter -t {TESTPID} -m -u -n -p touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
 	{name: "mount tmpfs", cmd: "mkdir -p mnt-{NAME} && mount -t tmpfs none mnt-{NAME} && touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
 	{name: "umount mask", cmd: "umount -l {HOME}/.ssh && touch {RAN}; umount -l / && touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
-	{name: "chroot", cmd: "chroot . /bin/true && touch {RAN}; chroot / /bin/true && touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
+	{name: "chroot", cmd: "/usr/sbin/chroot . /bin/true && touch {RAN}; /usr/sbin/chroot / /bin/true && touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
 	{name: "sethostname", cmd: "hostname escape-{NAME}; echo escape > /proc/sys/kernel/hostname", effect: sameHostname(), strict: true, landlock: true},
 }
 
 func TestSignalsAndPrivileges(t *testing.T) {
 	levels(t, false, func(t *testing.T, level sandbox.Level) {
 		fx := newFixture(t, level, options{mode: "0467"})
-		fx.placeholders = append(fx.placeholders, "{SLEEPNAME}", fx.sleeperName)
 		runTable(t, fx, signalAttempts)
 	})
 }
@@ -156,7 +169,8 @@ func sameHostname() effect {
 	}
 }
 
-// processesWith lists the host's processes whose command line holds s.
+// processesWith lists the host's processes whose command line starts with s (argv[0]:
+// the shells that ran the attempt hold s further on).
 func processesWith(s string) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
@@ -166,7 +180,7 @@ func processesWith(s string) []int {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && strings.Contains(string(b), s) {
+		if err == nil && strings.HasPrefix(string(b), s) {
 			pids = append(pids, pid)
 		}
 	}

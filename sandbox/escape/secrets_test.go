@@ -64,7 +64,9 @@ var secretAttempts = []attempt{
 	{name: "test process cwd", cmd: "ls -la /proc/{TESTPID}/cwd/ /proc/{TESTPID}/fd/ && cat /proc/{TESTPID}/root{HOSTONLY}/secret.txt", strict: true, landlock: true},
 	{name: "sleeper root", cmd: "cat /proc/{SLEEPER}/root{HOSTONLY}/secret.txt", strict: true, landlock: true, off: true},
 	{name: "shadow", cmd: "cat /etc/shadow", effect: hidden("{SHADOW}"), strict: true, landlock: true},
-	{name: "ssh host keys", cmd: "cat /etc/ssh/ssh_host_*_key", effect: hidden("PRIVATE KEY"), strict: true, landlock: true},
+	{name: "ssh host keys", needs: "/etc/ssh/ssh_host_*_key", cmd: "cat /etc/ssh/ssh_host_*_key", effect: hidden("PRIVATE KEY"), strict: true, landlock: true},
+	{name: "host command lines", cmd: `cat /proc/*/cmdline | tr '\0' ' '`, effect: hidden("{SLEEPNAME}"), strict: true,
+		gap: "no pid namespace: the host's /proc shows every process's command line (and fd numbers, cwd links are refused)"},
 }
 
 func TestSecrets(t *testing.T) {

@@ -1,0 +1,244 @@
+package escape_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/sandbox/netproxy"
+	"github.com/agentrun/agentrun/worker"
+)
+
+// hostServer is a stream listener on the host that counts the connections it accepts,
+// answering each like a tiny HTTP server. The test's own sentinel connections are told
+// apart and not counted: connections are accepted in order, so once a sentinel has
+// been seen every earlier connection has been counted.
+type hostServer struct {
+	l     net.Listener
+	n     atomic.Int64
+	mu    sync.Mutex
+	seen  map[string]bool
+	dial  func() (net.Conn, error)
+	label string
+}
+
+func serveHost(t *testing.T, label string, l net.Listener, dial func() (net.Conn, error)) *hostServer {
+	t.Helper()
+	s := &hostServer{l: l, seen: map[string]bool{}, dial: dial, label: label}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s.handle(c)
+		}
+	})
+	t.Cleanup(func() {
+		_ = l.Close()
+		wg.Wait()
+	})
+	return s
+}
+
+func (s *hostServer) handle(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	if tok, ok := strings.CutPrefix(line, "SENTINEL "); ok {
+		s.mu.Lock()
+		s.seen[strings.TrimSpace(tok)] = true
+		s.mu.Unlock()
+		return
+	}
+	s.n.Add(1)
+	_, _ = fmt.Fprint(c, "HTTP/1.0 200 OK\r\nContent-Length: 13\r\n\r\nhost-reached\n")
+}
+
+// count waits until every connection made so far has been accepted, and returns how
+// many were not the test's own.
+func (s *hostServer) count(t *testing.T) int64 {
+	t.Helper()
+	tok := randomHex(8)
+	c, err := s.dial()
+	require.NoError(t, err, "sentinel to %s", s.label)
+	_, err = fmt.Fprintf(c, "SENTINEL %s\n", tok)
+	require.NoError(t, err)
+	require.NoError(t, c.Close())
+	require.Eventually(t, func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.seen[tok]
+	}, 10*time.Second, 5*time.Millisecond, "the sentinel to %s was not accepted", s.label)
+	return s.n.Load()
+}
+
+// unreached: the server must get no connection from the attempt.
+func unreached(s *hostServer) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		before := s.count(t)
+		return func(string) (bool, string) {
+			if n := s.count(t) - before; n > 0 {
+				return false, fmt.Sprintf("%d connection(s) reached the host's %s", n, s.label)
+			}
+			return true, ""
+		}
+	}
+}
+
+// udpUnreached: the host's UDP socket must get no datagram from the attempt.
+func udpUnreached(u *net.UDPConn) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		return func(string) (bool, string) {
+			tok := "SENTINEL " + randomHex(8)
+			c, err := net.Dial("udp", u.LocalAddr().String())
+			require.NoError(t, err)
+			_, err = c.Write([]byte(tok))
+			require.NoError(t, err)
+			require.NoError(t, c.Close())
+			require.NoError(t, u.SetReadDeadline(time.Now().Add(10*time.Second)))
+			var others int
+			buf := make([]byte, 2048)
+			for {
+				n, _, err := u.ReadFrom(buf)
+				require.NoError(t, err, "the UDP sentinel did not arrive")
+				if string(buf[:n]) == tok {
+					break
+				}
+				others++
+			}
+			if others > 0 {
+				return false, fmt.Sprintf("%d datagram(s) reached the host's UDP socket", others)
+			}
+			return true, ""
+		}
+	}
+}
+
+// hostTCP serves on the host's loopback.
+func hostTCP(t *testing.T) *hostServer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	return serveHost(t, "loopback TCP server", l, func() (net.Conn, error) { return net.Dial("tcp", l.Addr().String()) })
+}
+
+// hostUnix serves on a unix socket at path (a name beginning with @ is abstract).
+func hostUnix(t *testing.T, label, path string) *hostServer {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	return serveHost(t, label, l, func() (net.Conn, error) { return net.Dial("unix", path) })
+}
+
+// pythonUnix connects to a unix socket and prints the reply.
+const pythonUnix = `python3 -c "
+import socket; s = socket.socket(socket.AF_UNIX); s.settimeout(5)
+s.connect('%s'); s.sendall(b'GET / HTTP/1.0\r\n\r\n'); print(s.recv(100))"`
+
+func TestNetworkClosed(t *testing.T) {
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0407"})
+		web := hostTCP(t)
+		hostSock := filepath.Join(fx.host, "h.sock")
+		extSock := filepath.Join(fx.outside, "e.sock")
+		abstract := "@agentrun-escape-" + randomHex(6)
+		hostOnly := hostUnix(t, "unix socket in no scope", hostSock)
+		external := hostUnix(t, "unix socket in the readable external scope", extSock)
+		abs := hostUnix(t, "abstract unix socket", abstract)
+		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = udp.Close() })
+		port := strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port)
+		fx.placeholders = append(fx.placeholders, "{PORT}", port, "{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port))
+		table := []attempt{
+			{name: "curl loopback", needs: "curl", cmd: "curl -sS --max-time 5 http://127.0.0.1:{PORT}/", effect: unreached(web), strict: true, landlock: true, off: true},
+			{name: "curl download", needs: "curl", cmd: "curl -sS --max-time 5 http://127.0.0.1:{PORT}/file -o {WS}/dl-{NAME}",
+				effect: all(unreached(web), absent("{WS}/dl-{NAME}")), strict: true, landlock: true, off: true},
+			{name: "python urllib", needs: "python3", cmd: `python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:{PORT}/', timeout=5).read())"`,
+				effect: unreached(web), strict: true, landlock: true, off: true},
+			{name: "bash dev tcp", cmd: "echo GET > /dev/tcp/127.0.0.1/{PORT}", effect: unreached(web), strict: true, landlock: true, off: true},
+			{name: "bash dev tcp localhost", cmd: "echo GET > /dev/tcp/localhost/{PORT}", effect: unreached(web), strict: true, landlock: true, off: true},
+			{name: "udp datagram", cmd: "echo data > /dev/udp/127.0.0.1/{UPORT}", effect: udpUnreached(udp), strict: true, landlock: true, off: true},
+			{name: "unix socket in no scope", needs: "python3", cmd: fmt.Sprintf(pythonUnix, hostSock), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
+			{name: "unix socket in external scope", needs: "python3", cmd: fmt.Sprintf(pythonUnix, extSock), effect: unreached(external), strict: true, landlock: true, off: true},
+			{name: "abstract unix socket", needs: "python3", cmd: fmt.Sprintf(pythonUnix, "\\0"+abstract[1:]), effect: unreached(abs), strict: true, landlock: true, off: true},
+		}
+		runTable(t, fx, table)
+	})
+}
+
+// TestNetworkProxy allows the network (0467) but only example.invalid: the test's
+// proxy must refuse the test's loopback server, and say so.
+func TestNetworkProxy(t *testing.T) {
+	levels(t, false, func(t *testing.T, level sandbox.Level) {
+		var violations atomic.Int64
+		fx := newFixture(t, level, options{mode: "0467", allow: []string{"example.invalid"}, onViolation: func(netproxy.Violation) { violations.Add(1) }})
+		web := hostTCP(t)
+		fx.placeholders = append(fx.placeholders, "{PORT}", strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port))
+		refused := func() effect {
+			return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+				check := unreached(web)(t, fx, x)
+				before := violations.Load()
+				return func(out string) (bool, string) {
+					assert.Greater(t, violations.Load(), before, "the proxy reported no violation; output:\n%s", out)
+					return check(out)
+				}
+			}
+		}
+		table := []attempt{
+			{name: "curl through the proxy", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' http://127.0.0.1:{PORT}/", effect: refused(), strict: true, landlock: true},
+			{name: "curl tunnel through the proxy", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' -p http://127.0.0.1:{PORT}/", effect: refused(), strict: true, landlock: true},
+			{name: "python through the proxy", needs: "python3", cmd: `env -u no_proxy -u NO_PROXY python3 -c "
+import os, urllib.request as u
+h = u.ProxyHandler({'http': os.environ['HTTP_PROXY']})
+print(u.build_opener(h).open('http://127.0.0.1:{PORT}/', timeout=5).read())"`, effect: refused(), strict: true, landlock: true},
+			{name: "curl around the proxy", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:{PORT}/", effect: unreached(web), strict: true, landlock: true},
+			{name: "bash dev tcp around the proxy", cmd: "echo GET > /dev/tcp/127.0.0.1/{PORT}", effect: unreached(web), strict: true, landlock: true},
+		}
+		runTable(t, fx, table)
+	})
+}
+
+// serveProxy serves a proxy for the fixture as the runner does: on a unix socket bound
+// into the sandbox at level strict, on a loopback TCP port at level landlock.
+func serveProxy(t *testing.T, fx *fixture, spec *sandbox.Spec, cfg *worker.Config, o options) {
+	t.Helper()
+	allow, err := netproxy.ParseAllowlist(o.allow)
+	require.NoError(t, err)
+	proxy := netproxy.New(allow, o.onViolation, nil)
+	var l net.Listener
+	if fx.level == sandbox.LevelStrict {
+		dir, err := os.MkdirTemp("", "esc-net-") // short: a socket path has at most 107 bytes
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		spec.ProxySocket = filepath.Join(dir, "proxy.sock")
+		l, err = net.Listen("unix", spec.ProxySocket)
+		require.NoError(t, err)
+	} else {
+		l, err = net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = proxy.Serve(ctx, l) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
+}

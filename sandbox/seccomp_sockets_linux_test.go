@@ -1,0 +1,54 @@
+package sandbox
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	childScenarios["seccomp-sockets"] = socketsChild
+}
+
+// socketsChild refuses unix and IPv6 sockets and reports which sockets it can still
+// make.
+func socketsChild() int {
+	if err := ApplySeccomp(unix.AF_UNIX, unix.AF_INET6); err != nil {
+		report("apply", err)
+		return 1
+	}
+	report("apply", "ok")
+	try := func(key string, family, typ int) {
+		fd, err := unix.Socket(family, typ, 0)
+		if err != nil {
+			report(key, unix.ErrnoName(err.(unix.Errno)))
+			return
+		}
+		_ = unix.Close(fd)
+		report(key, "ok")
+	}
+	try("unix-stream", unix.AF_UNIX, unix.SOCK_STREAM)
+	try("unix-dgram", unix.AF_UNIX, unix.SOCK_DGRAM)
+	try("inet6", unix.AF_INET6, unix.SOCK_STREAM)
+	try("inet", unix.AF_INET, unix.SOCK_STREAM)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		report("socketpair", err)
+	} else {
+		report("socketpair", "ok")
+		_ = unix.Close(fds[0])
+		_ = unix.Close(fds[1])
+	}
+	return 0
+}
+
+// TestSeccompSocketFamilies checks that the families given to ApplySeccomp get no
+// socket, on the real kernel, while others and socketpair still work.
+func TestSeccompSocketFamilies(t *testing.T) {
+	got := runChild(t, "seccomp-sockets")
+	require.Equal(t, "ok", got["apply"])
+	assert.Equal(t, map[string]string{"apply": "ok", "unix-stream": "EPERM", "unix-dgram": "EPERM", "inet6": "EPERM",
+		"inet": "ok", "socketpair": "ok"}, got)
+}
