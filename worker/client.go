@@ -26,9 +26,9 @@ type Client struct {
 	binary   string
 	activity func()
 
-	mu     sync.Mutex // one request at a time; guards proc, ready, seq
-	proc   *process
-	ready  *Ready
+	mu      sync.Mutex // one request at a time; guards proc, ready, seq
+	proc    *process
+	ready   *Ready
 	seq     int
 	starts  int
 	lastPID int
