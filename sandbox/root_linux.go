@@ -71,11 +71,22 @@ func enterRoot(s Spec, hidden []string) error {
 	if err := unix.Mount("tmpfs", "/newroot", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 		return fmt.Errorf("mount root tmpfs: %w", err)
 	}
+	// The host's mount points, read once: a recursive bind brings the ones below its
+	// source along, and each must be made read-only in its own right.
+	host, err := mountsUnder("/oldroot")
+	if err != nil {
+		return fmt.Errorf("read mounts: %w", err)
+	}
+	// /dev and the scratch folders first, so that binds below them (a workspace on
+	// /dev/shm) land on top instead of being hidden.
+	if err := makeDev(); err != nil {
+		return err
+	}
 	if err := makeScratch(s); err != nil {
 		return err
 	}
 	for _, b := range s.Binds() {
-		if err := bind(b); err != nil {
+		if err := bind(b, host); err != nil {
 			return err
 		}
 	}
@@ -83,9 +94,6 @@ func enterRoot(s Spec, hidden []string) error {
 		if err := mask(h); err != nil {
 			return err
 		}
-	}
-	if err := makeDev(); err != nil {
-		return err
 	}
 	if s.Network() {
 		if err := bindFile("/oldroot"+s.ProxySocket, "/newroot"+ProxySocketPath); err != nil {
@@ -120,8 +128,9 @@ func enterRoot(s Spec, hidden []string) error {
 	return nil
 }
 
-// bind makes host path b.Path visible at the same path in the new root.
-func bind(b Bind) error {
+// bind makes host path b.Path visible at the same path in the new root; host lists the
+// host's mount points (below /oldroot).
+func bind(b Bind, host []string) error {
 	src := "/oldroot" + b.Path
 	fi, err := os.Lstat(src)
 	if err != nil {
@@ -157,16 +166,18 @@ func bind(b Bind) error {
 	if !b.Exec {
 		flags |= unix.MS_NOEXEC
 	}
-	return remountTree(dst, flags)
+	points := []string{dst}
+	for _, m := range host {
+		if rest, ok := strings.CutPrefix(m, src+"/"); ok {
+			points = append(points, dst+"/"+rest)
+		}
+	}
+	return remount(points, flags)
 }
 
-// remountTree applies flags to the mount at dst and to every mount below it, keeping
-// the flags the kernel locks in a user namespace.
-func remountTree(dst string, flags uintptr) error {
-	points, err := mountsUnder(dst)
-	if err != nil {
-		return err
-	}
+// remount applies flags to the mounts at points (parents first), keeping the flags the
+// kernel locks in a user namespace.
+func remount(points []string, flags uintptr) error {
 	for _, p := range points {
 		var st unix.Statfs_t
 		if err := unix.Statfs(p, &st); err != nil {
@@ -278,7 +289,7 @@ func mask(p string) error {
 	if err := unix.Mount("/oldroot/dev/null", dst, "", unix.MS_BIND, ""); err != nil {
 		return fmt.Errorf("mask %s: %w", p, err)
 	}
-	return remountTree(dst, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)
+	return remount([]string{dst}, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)
 }
 
 // makeScratch gives the sandbox a private /tmp, /dev/shm and /run, and the home
