@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -100,6 +101,17 @@ jobs:
 			if row.NumTurns != benchSteps || row.Status != protocol.StatusSuccess {
 				b.Fatalf("%s: %s after %d turns", row.Key, row.Status, row.NumTurns)
 			}
+		}
+		// A failed tool call is only an error result the scripted model ignores: the
+		// files are the proof that every session's tools ran.
+		edited, _ := filepath.Glob(filepath.Join(out, runner.WorkspacesDir, "*", "bench.txt"))
+		for _, f := range edited {
+			if data, err := os.ReadFile(f); err != nil || !strings.Contains(string(data), "BETA") {
+				b.Fatalf("%s: the Edit did not happen", f)
+			}
+		}
+		if len(edited) != sessions {
+			b.Fatalf("%d of %d sessions wrote bench.txt: their tool calls failed", len(edited), sessions)
 		}
 		wall += elapsed
 		allocs += after.Mallocs - before.Mallocs
