@@ -9,6 +9,7 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
 )
 
 // deviceFiles may be read and written (and their terminals controlled) at every level.
@@ -21,6 +22,20 @@ var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 // are on host paths, with the hidden paths carved out and, for the network, TCP connect
 // allowed only to proxyPort (0: no TCP at all). It returns the ABI in force.
 func ApplyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int) (int, error) {
+	return applyLandlock(s, inRoot, hidden, proxyPort, nil)
+}
+
+// ApplyLandlockThread is ApplyLandlock for the calling thread alone, which must be
+// locked to its goroutine for good and have no_new_privs set: what it starts inherits
+// the domain. One landlock_restrict_self, where ApplyLandlock stops every thread. exe is
+// a file (opened with O_PATH) the thread may still read and execute although no path
+// of the rules leads to it: the worker's own binary, which it starts next.
+func ApplyLandlockThread(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.File) (int, error) {
+	return applyLandlock(s, inRoot, hidden, proxyPort, exe)
+}
+
+func applyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.File) (int, error) {
+	thread := exe != nil
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return 0, fmt.Errorf("landlock: not available: %v", err)
@@ -40,7 +55,25 @@ func ApplyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int) (int, er
 	} else if proxyPort > 0 {
 		rules = append(rules, landlock.ConnectTCP(uint16(proxyPort)))
 	}
-	if err := cfg.BestEffort().Restrict(rules...); err != nil {
+	if !thread {
+		if err := cfg.BestEffort().Restrict(rules...); err != nil {
+			return 0, fmt.Errorf("landlock: %w", err)
+		}
+		return abi, nil
+	}
+	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
+	if err != nil {
+		return 0, fmt.Errorf("landlock: %w", err)
+	}
+	if fd < 0 {
+		return 0, fmt.Errorf("landlock: nothing to enforce")
+	}
+	defer unix.Close(fd)
+	attr := llsys.PathBeneathAttr{AllowedAccess: uint64(llsys.AccessFSExecute | llsys.AccessFSReadFile), ParentFd: int(exe.Fd())}
+	if err := llsys.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
+		return 0, fmt.Errorf("landlock: the worker binary: %w", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, flags); err != nil {
 		return 0, fmt.Errorf("landlock: %w", err)
 	}
 	return abi, nil

@@ -148,7 +148,14 @@ func policy(info *arch.Info, denySockets []int) (seccomp.Policy, error) {
 //
 // denySockets are address families (unix.AF_UNIX, unix.AF_INET, ...) whose sockets
 // socket(2) refuses with EPERM; socketpair(2) stays allowed.
-func ApplySeccomp(denySockets ...int) error {
+func ApplySeccomp(denySockets ...int) error { return applySeccomp(true, denySockets) }
+
+// ApplySeccompThread installs the same filters on the calling thread alone, which must
+// be locked to its goroutine for good and have no_new_privs set: what it starts
+// inherits them.
+func ApplySeccompThread(denySockets ...int) error { return applySeccomp(false, denySockets) }
+
+func applySeccomp(tsync bool, denySockets []int) error {
 	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
 		return fmt.Errorf("seccomp: unsupported architecture %s", runtime.GOARCH)
 	}
@@ -160,17 +167,22 @@ func ApplySeccomp(denySockets ...int) error {
 	if err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
-	if err := SetNoNewPrivs(); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
+	var flags seccomp.FilterFlag
+	var rawFlags uintptr
+	if tsync {
+		if err := SetNoNewPrivs(); err != nil {
+			return fmt.Errorf("seccomp: %w", err)
+		}
+		// LoadFilter's own no_new_privs is per thread; keep it and seccomp on one thread.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		flags = seccomp.FilterFlagTSync | seccomp.FilterFlag(unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
+		rawFlags = unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 	}
-	// LoadFilter's own no_new_privs is per thread; keep it and seccomp on one thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	flags := seccomp.FilterFlagTSync | seccomp.FilterFlag(unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
 	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: flags, Policy: p}); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
-	if err := loadFilter(ioctlAndABIFilter(uint32(info.ID), deniedIoctls)); err != nil {
+	if err := loadFilter(ioctlAndABIFilter(uint32(info.ID), deniedIoctls), rawFlags); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
@@ -211,10 +223,10 @@ func ioctlAndABIFilter(nativeArch uint32, ioctls []uint32) []unix.SockFilter {
 	return append(prog, ret(unix.SECCOMP_RET_ALLOW), ret(unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM)))
 }
 
-// loadFilter installs a raw filter on every thread.
-func loadFilter(insts []unix.SockFilter) error {
+// loadFilter installs a raw filter: on every thread with the TSYNC flags, else on the
+// calling thread.
+func loadFilter(insts []unix.SockFilter, flags uintptr) error {
 	prog := unix.SockFprog{Len: uint16(len(insts)), Filter: &insts[0]}
-	flags := uintptr(unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
 	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
 	runtime.KeepAlive(insts)
 	switch {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 
@@ -14,67 +15,88 @@ import (
 	"github.com/agentrun/agentrun/sandbox/netproxy"
 )
 
-// confine applies every layer of cfg's level to this process (stage 2) and returns
-// what took effect, and the environment additions for the network proxy: at level
-// strict stage 1 bridges a loopback port (BridgePort) to the runner's proxy socket, at
-// level landlock the proxy listens on a host loopback port (ProxyPort).
-func confine(cfg Config) (Ready, []string, error) {
+// confineThread applies every layer of cfg's level to the calling thread of stage 1,
+// right before that thread starts stage 2, which inherits them all: the rlimits and
+// non-dumpability (of the whole process), no capabilities, no_new_privs, the Landlock
+// domain and the seccomp filters. Confining one thread and then exec'ing costs plain
+// system calls, where confining a running Go process stops every one of its threads for
+// each step. It locks the calling goroutine to its thread for good; stage 1's other
+// threads (the network bridge) keep what they need. It returns the layers in force.
+func confineThread(cfg Config) (Ready, error) {
+	runtime.LockOSThread() // never unlocked: the thread is changed for good
 	s := cfg.Spec
-	r := Ready{Level: s.Level, PID: os.Getpid()}
-	var env []string
-	// No tool opens a unix socket: a read-only bind does not stop connect(2) on a host
-	// daemon's socket file, and Landlock before ABI 9 has no right for it.
-	deny := []int{unix.AF_UNIX}
-	switch {
-	case s.Level == sandbox.LevelStrict:
+	r := Ready{Level: s.Level}
+	if s.Level == sandbox.LevelStrict {
 		r.Layers = append(r.Layers, sandbox.LayerUserNS, sandbox.LayerMountNS, sandbox.LayerPIDNS,
 			sandbox.LayerIPCNS, sandbox.LayerUTSNS, sandbox.LayerNetNS)
-		if cfg.BridgePort > 0 {
-			env = proxyEnv(cfg.BridgePort)
-		}
-	case cfg.ProxyPort > 0:
-		env = proxyEnv(cfg.ProxyPort)
-	case s.Level == sandbox.LevelLandlock:
-		// No network namespace: Landlock closes TCP, and this closes UDP and the rest.
-		deny = append(deny, unix.AF_INET, unix.AF_INET6)
 	}
 	if s.Level == sandbox.LevelOff {
-		return r, env, nil
+		return r, nil
 	}
 	if err := sandbox.DefaultLimits.Apply(); err != nil {
-		return r, nil, err
+		return r, err
 	}
 	r.Layers = append(r.Layers, sandbox.LayerRlimits)
-	if err := sandbox.SetNotDumpable(); err != nil {
-		return r, nil, err
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return r, fmt.Errorf("not dumpable: %w", err)
 	}
 	if s.Level == sandbox.LevelStrict || os.Getuid() == 0 {
-		if err := sandbox.DropCapabilities(); err != nil {
-			return r, nil, err
+		if err := sandbox.DropCapabilitiesThread(); err != nil {
+			return r, err
 		}
 		r.Layers = append(r.Layers, sandbox.LayerCapsDropped)
 	}
-	if err := sandbox.SetNoNewPrivs(); err != nil {
-		return r, nil, err
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return r, fmt.Errorf("no_new_privs: %w", err)
 	}
 	r.Layers = append(r.Layers, sandbox.LayerNoNewPrivs)
-	abi, err := sandbox.ApplyLandlock(s, s.Level == sandbox.LevelStrict, cfg.Hidden, cfg.ProxyPort)
+	exe, err := os.OpenFile("/proc/self/exe", unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return r, nil, err
+		return r, fmt.Errorf("landlock: %w", err)
+	}
+	abi, err := sandbox.ApplyLandlockThread(s, s.Level == sandbox.LevelStrict, cfg.Hidden, cfg.ProxyPort, exe)
+	_ = exe.Close()
+	if err != nil {
+		return r, err
 	}
 	r.LandlockABI = abi
 	r.Layers = append(r.Layers, sandbox.LayerLandlock)
-	if err := sandbox.ApplySeccomp(deny...); err != nil {
-		return r, nil, err
+	if err := sandbox.ApplySeccompThread(deniedSockets(cfg)...); err != nil {
+		return r, err
 	}
 	r.Layers = append(r.Layers, sandbox.LayerSeccomp)
-	return r, env, nil
+	return r, nil
+}
+
+// deniedSockets are the address families tools get no socket of. No unix socket ever:
+// a read-only bind does not stop connect(2) on a host daemon's socket file, and
+// Landlock before ABI 9 has no right for it. At level landlock without network, no
+// inet socket either: Landlock closes TCP, and this closes UDP and the rest.
+func deniedSockets(cfg Config) []int {
+	deny := []int{unix.AF_UNIX}
+	if cfg.Spec.Level == sandbox.LevelLandlock && cfg.ProxyPort == 0 {
+		deny = append(deny, unix.AF_INET, unix.AF_INET6)
+	}
+	return deny
+}
+
+// proxyEnvOf is the tools' environment additions for the network proxy: at level
+// strict stage 1 bridges a loopback port (BridgePort) to the runner's proxy socket, at
+// level landlock the proxy listens on a host loopback port (ProxyPort).
+func proxyEnvOf(cfg Config) []string {
+	switch {
+	case cfg.BridgePort > 0:
+		return proxyEnv(cfg.BridgePort)
+	case cfg.ProxyPort > 0:
+		return proxyEnv(cfg.ProxyPort)
+	}
+	return nil
 }
 
 // startBridge brings the namespace's loopback up and relays connections made to a port
-// on it to the runner's proxy socket, bound into the sandbox; it runs in stage 1, which
-// no seccomp filter keeps from unix sockets. It returns the port; wg owns the relay,
-// which ctx stops.
+// on it to the runner's proxy socket, bound into the sandbox; it runs in stage 1, whose
+// bridge threads no seccomp filter keeps from unix sockets. It returns the port; wg
+// owns the relay, which ctx stops.
 func startBridge(ctx context.Context, wg *sync.WaitGroup) (int, error) {
 	if err := netproxy.LoopbackUp(); err != nil {
 		return 0, fmt.Errorf("network bridge: %w", err)

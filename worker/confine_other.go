@@ -5,7 +5,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"os"
 	"sync"
 
 	"github.com/agentrun/agentrun/sandbox"
@@ -16,10 +15,13 @@ func startBridge(context.Context, *sync.WaitGroup) (int, error) {
 	return 0, errors.New("the network bridge needs Linux")
 }
 
-// confine has no kernel layers to apply on this platform: only level off runs.
-func confine(cfg Config) (Ready, []string, error) {
+// confineThread has no kernel layers to apply on this platform: only level off runs.
+func confineThread(cfg Config) (Ready, error) {
 	if cfg.Spec.Level != sandbox.LevelOff {
-		return Ready{}, nil, errors.New("sandbox levels other than off need Linux")
+		return Ready{}, errors.New("sandbox levels other than off need Linux")
 	}
-	return Ready{Level: sandbox.LevelOff, PID: os.Getpid()}, nil, nil
+	return Ready{Level: sandbox.LevelOff}, nil
 }
+
+// proxyEnvOf is empty: level off has no proxy.
+func proxyEnvOf(Config) []string { return nil }

@@ -76,11 +76,16 @@ func initMain() int {
 				return fail(err)
 			}
 			cfg.BridgePort = port
-			raw = encodeJSON(cfg)
 		}
 	} else if err := setSubreaper(); err != nil {
 		return fail(err)
 	}
+	ready, err := confineThread(cfg)
+	if err != nil {
+		return fail(err)
+	}
+	cfg.Ready = &ready
+	raw = encodeJSON(cfg)
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {
 		return fail(err)

@@ -46,11 +46,16 @@ func serveMain() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &server{cfg: cfg, out: out}
-	ready, extra, err := confine(cfg)
-	if err != nil {
+	if err := notDumpable(); err != nil {
 		_ = s.send(frameFail, err.Error())
 		return 1
 	}
+	if cfg.Ready == nil {
+		_ = s.send(frameFail, "stage 1 reported no confinement")
+		return 1
+	}
+	ready, extra := *cfg.Ready, proxyEnvOf(cfg)
+	ready.PID = os.Getpid()
 	s.env = tools.Env{Workspace: cfg.Spec.Workspace, Home: cfg.Spec.Home, Timeout: cfg.Timeout,
 		ProcEnv: append(slices.Clone(cfg.Env), extra...), MaxOutput: cfg.MaxOutput, KeepBackground: true}
 	s.env.Policy, _ = tools.ParsePolicy(cfg.BashMode) // an invalid mode denies everything

@@ -53,6 +53,8 @@ type Config struct {
 	// BridgePort is set by stage 1 at level strict: the loopback port inside the
 	// sandbox that it relays to the runner's proxy socket.
 	BridgePort int `json:"bridge_port,omitempty"`
+	// Ready is what stage 1 put in force before it started stage 2.
+	Ready *Ready `json:"ready,omitempty"`
 }
 
 // Ready is what the worker reports once confined.
