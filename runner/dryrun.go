@@ -30,9 +30,10 @@ func DryRun(spec *jobs.Spec, p *Plan) string {
 		default:
 			unbounded++
 		}
-		fmt.Fprintf(&b, "  %-50s provider=%s model=%s max_turns=%d timeout=%s %s\n", s.Key,
+		fmt.Fprintf(&b, "  %-50s provider=%s model=%s max_turns=%d timeout=%s bash_mode=%s sandbox=%s %s\n", s.Key,
 			orDefault(string(s.Settings.Provider), "auto"), orDefault(s.Settings.Model, "default"),
-			s.Settings.MaxTurns, s.Settings.Timeout, limit)
+			s.Settings.MaxTurns, s.Settings.Timeout, s.Settings.BashMode,
+			orDefault(string(s.Settings.Sandbox.Level), "best"), limit)
 	}
 	if len(p.Reused) > 0 {
 		b.WriteString("\nsettled by an earlier run (skipped):\n")
