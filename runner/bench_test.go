@@ -17,6 +17,7 @@ import (
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
@@ -39,12 +40,25 @@ func (p oneModel) Provider(s jobs.Session, _ func()) (agent.Provider, runner.Pro
 // BenchmarkRun1000 runs 1,000 sessions of 4 turns (Write, Read, Edit, answer) with 50 ms
 // of model latency per call, 100 at a time: 10 waves × 4 × 50 ms = 2 s at best. The
 // targets are a wall/ideal ratio of 1.10 or less and under 2 MB per running session.
-func BenchmarkRun1000(b *testing.B) { benchmarkRun(b, 1000) }
+// One sub-benchmark per sandbox level: every session's tool calls go through its own
+// worker (this test binary), which starts at the first call and ends with the session.
+func BenchmarkRun1000(b *testing.B) { benchmarkLevels(b, 1000) }
 
 // BenchmarkRun100 is one wave of the same sessions, for quick iterations.
-func BenchmarkRun100(b *testing.B) { benchmarkRun(b, 100) }
+func BenchmarkRun100(b *testing.B) { benchmarkLevels(b, 100) }
 
-func benchmarkRun(b *testing.B, sessions int) {
+func benchmarkLevels(b *testing.B, sessions int) {
+	for _, level := range sandbox.Levels {
+		b.Run(string(level), func(b *testing.B) {
+			if err := sandbox.Probe().Supports(level); err != nil {
+				b.Skip(err)
+			}
+			benchmarkRun(b, sessions, level)
+		})
+	}
+}
+
+func benchmarkRun(b *testing.B, sessions int, level sandbox.Level) {
 	script := loadScripts(b)["bench"]
 	if len(script.Steps) != benchSteps {
 		b.Fatalf("the bench script has %d steps, want %d", len(script.Steps), benchSteps)
@@ -59,14 +73,15 @@ concurrency: %d
 defaults:
   tools: [Read, Write, Edit]
   workspace: {dir: ws, mode: copy}
+  sandbox: {level: "%s"}
 jobs:
   - {id: bench, model: bench, repeat: %d, prompt: Change beta to BETA in bench.txt.}
-`, benchConcurrency, sessions))
+`, benchConcurrency, level, sessions))
 	model := scripted.New(scripted.Options{Default: script, FirstByte: benchLatency})
 	waves := (sessions + benchConcurrency - 1) / benchConcurrency
 	ideal := time.Duration(waves*benchSteps) * benchLatency
 
-	var wall, cpu time.Duration
+	var wall, cpu, workers time.Duration
 	var allocs, bytes, peak uint64
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -78,7 +93,7 @@ jobs:
 		base := heapObjects()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
-		cpu0 := cpuTime(b)
+		cpu0, workers0 := cpuTime(b)
 		sampler := startHeapSampler()
 		b.StartTimer()
 
@@ -88,7 +103,9 @@ jobs:
 
 		b.StopTimer()
 		top := sampler.stop()
-		cpu += cpuTime(b) - cpu0
+		cpu1, workers1 := cpuTime(b)
+		cpu += cpu1 - cpu0
+		workers += workers1 - workers0
 		var after runtime.MemStats
 		runtime.ReadMemStats(&after)
 		if err != nil {
@@ -127,6 +144,7 @@ jobs:
 	b.ReportMetric(float64(allocs)/perSession, "allocs/session")
 	b.ReportMetric(float64(bytes)/perSession, "B/session")
 	b.ReportMetric(float64(cpu.Microseconds())/perSession/1000, "cpu-ms/session")
+	b.ReportMetric(float64(workers.Microseconds())/perSession/1000, "worker-cpu-ms/session")
 }
 
 // heapObjects is the heap memory in live and not yet swept objects.
@@ -170,10 +188,13 @@ func (h *heapSampler) stop() uint64 {
 }
 
 // cpuTime is the user and system CPU time of the process so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
+func cpuTime(b *testing.B) (self, children time.Duration) {
+	var ru, rc syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &rc); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(rc.Utime.Nano() + rc.Stime.Nano())
 }
