@@ -47,6 +47,8 @@ type Format string
 const (
 	FormatText       Format = "text"
 	FormatStreamJSON Format = "stream-json"
+	// FormatClaude is Claude Code's stream-json (sink.Claude), every session's lines.
+	FormatClaude Format = "claude"
 )
 
 // Options configure a Runner. Zero values take the defaults in brackets.
