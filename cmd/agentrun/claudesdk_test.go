@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/protocol/eventschema"
 )
 
 // The npm packages the claude format is checked against, pinned so that the check
@@ -187,4 +189,38 @@ func claudeSDK(t *testing.T) string {
 		}
 	}
 	return modules
+}
+
+// TestEventSchema checks that `agentrun schema --events` prints the published schema,
+// and that every event line of exec and of a run of sessions of every outcome, on
+// stdout and in stream.jsonl and events.jsonl, matches it.
+func TestEventSchema(t *testing.T) {
+	o := agentrun(t, invocation{args: []string{"schema", "--events"}})
+	require.Equal(t, 0, o.code, o.stderr)
+	assert.JSONEq(t, string(eventschema.Schema()), o.stdout)
+
+	src, err := filepath.Abs(filepath.Join("testdata", "TestClaudeSDKTypes"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+	out := filepath.Join(dir, "out")
+	r := agentrun(t, invocation{args: []string{"run", "spec.yaml", "--out", out, "--output-format", "stream-json", "--progress", "off"}, dir: dir})
+	require.Equal(t, 1, r.code, r.stderr)
+	for i, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		assert.NoError(t, eventschema.ValidateLine([]byte(l)), "run stdout line %d", i+1)
+	}
+	files, err := eventschema.ValidateTree(out)
+	require.NoError(t, err)
+	assert.Equal(t, 12, files, "a stream.jsonl and an events.jsonl per session")
+
+	ws, env, script := execSetup(t, "steps:\n  - thinking: Hm.\n    text: Look.\n    tool_calls: [{name: Bash, input: {command: 'echo hi'}}]\n  - text: Done.\n")
+	e := agentrun(t, invocation{args: []string{"exec", "--script", script, "--output-format", "stream-json", "Go."}, env: env, dir: ws})
+	require.Equal(t, 0, e.code, e.stderr)
+	for i, l := range strings.Split(strings.TrimSuffix(e.stdout, "\n"), "\n") {
+		assert.NoError(t, eventschema.ValidateLine([]byte(l)), "exec stdout line %d", i+1)
+	}
+	files, err = eventschema.ValidateTree(projectDir(t, env))
+	require.NoError(t, err)
+	assert.Equal(t, 1, files, "exec's events.jsonl")
 }

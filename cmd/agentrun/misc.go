@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/protocol/eventschema"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sink"
 	"github.com/agentrun/agentrun/transport/scripted"
@@ -93,13 +94,18 @@ func loadScripts(sessions []jobs.Session) error {
 
 func (a *App) cmdSchema(_ context.Context, args []string) error {
 	fs := newFlags("schema")
-	pos, err := a.parse(fs, "agentrun schema > agentrun.schema.json",
-		"  agentrun schema > .agentrun.schema.json   # then point yaml-language-server at it", args)
+	events := fs.Bool("events", false, "print the JSON Schema of the event lines (stream.jsonl, events.jsonl, stream-json) instead")
+	pos, err := a.parse(fs, "agentrun schema [--events] > agentrun.schema.json",
+		"  agentrun schema > .agentrun.schema.json   # then point yaml-language-server at it\n  agentrun schema --events > events.schema.json", args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("schema: unexpected argument %q", pos[0])
+	}
+	if *events {
+		_, err = a.Stdout.Write(eventschema.Schema())
+		return err
 	}
 	_, err = a.Stdout.Write(append(jobs.Schema(), '\n'))
 	return err
