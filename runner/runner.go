@@ -202,6 +202,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		runLog: sink.NewSyncWriter(runLogBuf), stdout: sink.NewSyncWriter(r.opts.Stdout),
 		results: make([]*protocol.Result, len(plan.Run)),
 		budget:  newRunBudget(spec.Budget),
+		lines:   jobLines(spec),
 	}
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
@@ -275,6 +276,7 @@ type runState struct {
 	cancelRun context.CancelCauseFunc
 	subAgents chan struct{}
 	progress  *progress
+	lines     map[string]int // job id: its line in the spec file
 	// gitMu serializes changes to git worktrees.
 	gitMu sync.Mutex
 	// prices caches the price lookups of the run's models.
