@@ -224,3 +224,33 @@ func TestEventSchema(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, files, "exec's events.jsonl")
 }
+
+// TestJSONLogs checks that with --log-format json every line on stderr is a JSON
+// object, the per-session progress lines included, with the progress the flags of the
+// Kubernetes example ask for.
+func TestJSONLogs(t *testing.T) {
+	for _, progress := range []string{"plain", "auto", "live"} {
+		t.Run(progress, func(t *testing.T) {
+			src, err := filepath.Abs(filepath.Join("testdata", "TestClaudeSDKTypes"))
+			require.NoError(t, err)
+			dir := t.TempDir()
+			require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+			require.NoError(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+			o := agentrun(t, invocation{args: []string{"run", "spec.yaml", "--out", "out", "--log-format", "json", "--progress", progress}, dir: dir})
+			require.Equal(t, 1, o.code, o.stderr)
+			lines := strings.Split(strings.TrimSuffix(o.stderr, "\n"), "\n")
+			progressLines := 0
+			for i, l := range lines {
+				var v struct {
+					Level, Msg, Logger string
+				}
+				require.NoError(t, json.Unmarshal([]byte(l), &v), "stderr line %d is JSON: %q", i+1, l)
+				assert.NotEmpty(t, v.Level)
+				if v.Logger == "progress" {
+					progressLines++
+				}
+			}
+			assert.GreaterOrEqual(t, progressLines, 6, "a line per finished session")
+		})
+	}
+}

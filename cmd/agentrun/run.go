@@ -103,6 +103,10 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	interactive, color, progressOut := a.progressMode(*progress, cfg)
+	if first(*logFormat, cfg.LogFormat) == "json" && progressOut != io.Discard {
+		// stderr holds JSON lines only: progress lines become log entries.
+		interactive, color, progressOut = false, false, newLogLines(log)
+	}
 	var reaping *reaper
 	if !*dry {
 		reaping = startReaper(a.Self, log)
