@@ -3,6 +3,8 @@ package agent
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -233,7 +235,7 @@ func writeFileAtomic(path string, data []byte, sync bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
@@ -290,4 +292,21 @@ func ProjectKey(dir string) string {
 		}
 	}
 	return "-" + strings.Trim(b.String(), "-")
+}
+
+// createTemp creates a new file in dir named prefix and a random suffix, with mode
+// 0644 less the umask: unlike os.CreateTemp's 0600, so that reports and artifacts are
+// readable by the other users who collect them (issue 12).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for range 10000 {
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, prefix+hex.EncodeToString(b[:])), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !os.IsExist(err) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("create temporary file in %s: too many collisions", dir)
 }

@@ -45,6 +45,24 @@ func (s Status) Valid() bool {
 	return false
 }
 
+// Subtype is the Claude Code result subtype of s, the word stream-json consumers
+// branch on: "success", "error_max_turns", "error_max_budget_usd",
+// "error_max_structured_output_retries", or "error_during_execution" for every other
+// failure. The status itself stays the richer word.
+func (s Status) Subtype() string {
+	switch s {
+	case StatusSuccess:
+		return "success"
+	case StatusMaxTurns:
+		return "error_max_turns"
+	case StatusBudget:
+		return "error_max_budget_usd"
+	case StatusOutputSchema:
+		return "error_max_structured_output_retries"
+	}
+	return "error_during_execution"
+}
+
 // Result is the terminal record of one session: the last event of its stream and the
 // content of its result.json.
 type Result struct {
@@ -92,6 +110,7 @@ func appendResult(o *jsonObject, r Result) {
 	o.str("session_id", r.SessionID)
 	o.str("job_id", r.JobID)
 	o.str("status", string(r.Status))
+	o.str("subtype", r.Status.Subtype())
 	o.bool("is_error", r.IsError)
 	o.str("stop_reason", r.StopReason)
 	o.int("num_turns", int64(r.NumTurns))

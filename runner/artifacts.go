@@ -74,9 +74,11 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, secrets
 	switch {
 	case o.Format == FormatStreamJSON:
 		sinks = append(sinks, sink.NewStreamJSON(st.stdout, protocol.Envelope{SessionID: sessionID, JobID: s.JobID}))
+	case o.Format == FormatClaude:
+		sinks = append(sinks, sink.NewClaude(st.stdout, o.Version))
 	case o.GitHub != nil:
 		// In an Actions log each session is one collapsible group, written when it ends.
-		sinks = append(sinks, o.GitHub.sessionLog(s.Key))
+		sinks = append(sinks, o.GitHub.sessionLog(s.Key, st.spec.File(), st.lines[s.JobID]))
 	case o.Stdout == io.Discard:
 		// Nothing reads stdout: rendering for it would only cost time.
 	case o.Color:

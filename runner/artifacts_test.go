@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/protocol/eventschema"
 	"github.com/agentrun/agentrun/runner"
 )
 
@@ -66,6 +67,12 @@ func verifyOut(t *testing.T, out string, sum *runner.Summary, secrets ...string)
 	require.Len(t, junit.Suites, 1)
 	assert.Equal(t, len(sum.Sessions), junit.Tests)
 	assert.Len(t, junit.Suites[0].Cases, len(sum.Sessions))
+
+	files, err := eventschema.ValidateTree(out)
+	assert.NoError(t, err, "every event line matches agentrun schema --events")
+	if len(sum.Sessions) > 0 {
+		assert.Positive(t, files, "stream.jsonl and events.jsonl files")
+	}
 
 	md, err := os.ReadFile(filepath.Join(out, runner.SummaryMDFile))
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode"
@@ -27,6 +28,8 @@ type GitHub struct {
 	Log io.Writer
 	// Random makes delimiters and stop tokens [crypto/rand].
 	Random io.Reader
+	// Workspace is $GITHUB_WORKSPACE: annotations name a spec inside it relative to it.
+	Workspace string
 
 	mu sync.Mutex
 	// masked are the values already registered with the masker.
@@ -42,7 +45,8 @@ func GitHubFromEnv(getenv func(string) string, log io.Writer) *GitHub {
 	if getenv("GITHUB_ACTIONS") != "true" {
 		return nil
 	}
-	return &GitHub{Output: getenv("GITHUB_OUTPUT"), StepSummary: getenv("GITHUB_STEP_SUMMARY"), Log: log}
+	return &GitHub{Output: getenv("GITHUB_OUTPUT"), StepSummary: getenv("GITHUB_STEP_SUMMARY"), Log: log,
+		Workspace: getenv("GITHUB_WORKSPACE")}
 }
 
 // MaxStepSummary is GitHub's limit on one step's summary.
@@ -96,8 +100,8 @@ func (g *GitHub) Mask(values []string) {
 // writes it to the log as one collapsible group, with workflow-command processing
 // stopped around it so model output cannot issue commands, followed by an annotation
 // when the session failed.
-func (g *GitHub) sessionLog(key string) sink.Sink {
-	gs := &githubSession{g: g, key: key}
+func (g *GitHub) sessionLog(key, file string, line int) sink.Sink {
+	gs := &githubSession{g: g, key: key, file: file, line: line}
 	gs.text = sink.NewText(&gs.buf, sink.TextOptions{})
 	return gs
 }
@@ -105,6 +109,8 @@ func (g *GitHub) sessionLog(key string) sink.Sink {
 type githubSession struct {
 	g    *GitHub
 	key  string
+	file string // the spec, and the job's line in it, that annotations point at
+	line int
 	buf  bytes.Buffer
 	text *sink.Text
 	res  *protocol.Result
@@ -149,7 +155,7 @@ func (s *githubSession) Close() error {
 		if s.res.Error != nil {
 			msg += ": " + s.res.Error.Message
 		}
-		g.annotate(level, s.key, msg)
+		g.annotate(level, s.key, s.file, s.line, msg)
 	}
 	return err
 }
@@ -187,7 +193,7 @@ func neutralizeCommands(s string) string {
 // annotate writes an annotation for a failed session, or withholds it once the level
 // has used all but one of GitHub's per-step annotations: the last one is kept for
 // Report to name the withheld sessions. The caller holds g.mu.
-func (g *GitHub) annotate(level, key, msg string) {
+func (g *GitHub) annotate(level, key, file string, line int, msg string) {
 	if g.annotated == nil {
 		g.annotated, g.withheld = map[string]int{}, map[string][]string{}
 	}
@@ -196,7 +202,17 @@ func (g *GitHub) annotate(level, key, msg string) {
 		return
 	}
 	g.annotated[level]++
-	fmt.Fprintf(g.Log, "::%s title=%s::%s\n", level, escapeProperty("agentrun "+key), escapeData(clip(msg, 2000)))
+	where := ""
+	if file != "" {
+		if rel, err := filepath.Rel(g.Workspace, file); g.Workspace != "" && filepath.IsAbs(file) && err == nil && !strings.HasPrefix(rel, "..") {
+			file = rel
+		}
+		where = "file=" + escapeProperty(filepath.ToSlash(filepath.Clean(file))) + ","
+		if line > 0 {
+			where += "line=" + strconv.Itoa(line) + ","
+		}
+	}
+	fmt.Fprintf(g.Log, "::%s %stitle=%s::%s\n", level, where, escapeProperty("agentrun "+key), escapeData(clip(msg, 2000)))
 }
 
 // annotateWithheld writes one annotation per level naming the failed sessions that

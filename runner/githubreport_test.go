@@ -116,7 +116,7 @@ func failedResult(key string, status protocol.Status, msg string) *protocol.Resu
 
 // closeSession writes a session to g's log: some text, then its result.
 func closeSession(t testing.TB, g *GitHub, key, text string, res *protocol.Result) {
-	s := g.sessionLog(key)
+	s := g.sessionLog(key, "", 0)
 	require.NoError(t, s.Write(protocol.Message{Kind: protocol.KindText, Text: text}))
 	if res != nil {
 		require.NoError(t, s.Write(protocol.Message{Kind: protocol.KindResult, Final: res}))

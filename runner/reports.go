@@ -126,14 +126,17 @@ func (s *Summary) Markdown() string {
 	return b.String()
 }
 
-// JUnit XML, in the common Ant/Jenkins shape.
+// JUnit XML, valid against the Jenkins xunit junit-10.xsd and, suite by suite, Maven
+// Surefire's surefire-test-report-3.0.xsd: properties only on the suite, no skipped
+// count on testsuites, no timestamp on the suite. The testcase's file and line (the
+// spec and its job's line, read by mikepenz/action-junit-report and
+// dorny/test-reporter) are the one addition to both schemas.
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -145,7 +148,6 @@ type junitSuite struct {
 	Errors     int             `xml:"errors,attr"`
 	Skipped    int             `xml:"skipped,attr"`
 	Time       string          `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr"`
 	Properties []junitProperty `xml:"properties>property,omitempty"`
 	Cases      []junitCase     `xml:"testcase"`
 }
@@ -156,20 +158,26 @@ type junitProperty struct {
 }
 
 type junitCase struct {
-	Name       string          `xml:"name,attr"`
-	Classname  string          `xml:"classname,attr"`
-	Time       string          `xml:"time,attr"`
-	Properties []junitProperty `xml:"properties>property,omitempty"`
-	Failure    *junitResult    `xml:"failure,omitempty"`
-	Error      *junitResult    `xml:"error,omitempty"`
-	Skipped    *junitResult    `xml:"skipped,omitempty"`
-	SystemOut  string          `xml:"system-out,omitempty"`
+	Name      string       `xml:"name,attr"`
+	Classname string       `xml:"classname,attr"`
+	Time      string       `xml:"time,attr"`
+	File      string       `xml:"file,attr,omitempty"`
+	Line      int          `xml:"line,attr,omitempty"`
+	Failure   *junitResult `xml:"failure,omitempty"`
+	Error     *junitResult `xml:"error,omitempty"`
+	Skipped   *junitSkip   `xml:"skipped,omitempty"`
+	SystemOut string       `xml:"system-out,omitempty"`
 }
 
 type junitResult struct {
 	Message string `xml:"message,attr"`
 	Type    string `xml:"type,attr"`
 	Text    string `xml:",chardata"`
+}
+
+// junitSkip has no type: Surefire's skipped allows only a message.
+type junitSkip struct {
+	Message string `xml:"message,attr"`
 }
 
 // junitTail is how much of a transcript a test case carries.
@@ -181,16 +189,17 @@ func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
 // (sessionDir) provides the case's system-out. Checks and schema failures are failures; provider,
 // timeout and crash failures are errors; cancelled sessions are skipped.
 func (s *Summary) JUnit(sessionDir func(key string) string) ([]byte, error) {
-	suite := junitSuite{Name: s.Spec, Time: seconds(s.DurationMS), Timestamp: s.StartedAt,
-		Properties: []junitProperty{{"spec_digest", s.SpecDigest}, {"sessions_digest", s.SessionsDigest}}}
+	suite := junitSuite{Name: s.Spec, Time: seconds(s.DurationMS),
+		Properties: []junitProperty{{"spec_digest", s.SpecDigest}, {"sessions_digest", s.SessionsDigest},
+			{"started_at", s.StartedAt}}}
 	if s.Shard != "" {
 		suite.Properties = append(suite.Properties, junitProperty{"shard", s.Shard})
 	}
 	for _, r := range s.Sessions {
-		c := junitCase{Name: r.Key, Classname: r.JobID, Time: seconds(r.DurationMS),
-			Properties: []junitProperty{{"session_id", r.SessionID}, {"status", string(r.Status)},
-				{"turns", fmt.Sprint(r.NumTurns)}, {"input_tokens", fmt.Sprint(r.Usage.Input)},
-				{"output_tokens", fmt.Sprint(r.Usage.Output)}, {"cost_usd", costCell(r.CostUSD)}}}
+		c := junitCase{Name: r.Key, Classname: r.JobID, Time: seconds(r.DurationMS), File: s.Spec, Line: r.Line}
+		// What were testcase properties, which neither schema allows, heads system-out.
+		head := fmt.Sprintf("session_id=%s status=%s turns=%d input_tokens=%d output_tokens=%d cost_usd=%s\n",
+			r.SessionID, r.Status, r.NumTurns, r.Usage.Input, r.Usage.Output, costCell(r.CostUSD))
 		msg, detail := string(r.Status), ""
 		if r.Error != nil {
 			msg = string(r.Status) + ": " + r.Error.Message
@@ -204,7 +213,7 @@ func (s *Summary) JUnit(sessionDir func(key string) string) ([]byte, error) {
 		switch r.Status {
 		case protocol.StatusSuccess:
 		case protocol.StatusCancelled:
-			c.Skipped = &junitResult{Message: msg}
+			c.Skipped = &junitSkip{Message: msg}
 			suite.Skipped++
 		case protocol.StatusChecks, protocol.StatusOutputSchema, protocol.StatusMaxTurns,
 			protocol.StatusMaxTokens, protocol.StatusBudget:
@@ -214,14 +223,15 @@ func (s *Summary) JUnit(sessionDir func(key string) string) ([]byte, error) {
 			c.Error = &junitResult{Message: msg, Type: string(r.Status), Text: detail}
 			suite.Errors++
 		}
+		c.SystemOut = head
 		if b, err := readTail(filepath.Join(sessionDir(r.Key), TranscriptFile), junitTail+8); err == nil {
-			c.SystemOut = tailOf(strings.ToValidUTF8(string(b), "�"), junitTail)
+			c.SystemOut += tailOf(strings.ToValidUTF8(string(b), "�"), junitTail)
 		}
 		suite.Cases = append(suite.Cases, c)
 		suite.Tests++
 	}
 	doc := junitSuites{Name: "agentrun", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
-		Skipped: suite.Skipped, Time: suite.Time, Suites: []junitSuite{suite}}
+		Time: suite.Time, Suites: []junitSuite{suite}}
 	b, err := xml.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("junit: %w", err)

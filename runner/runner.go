@@ -47,6 +47,8 @@ type Format string
 const (
 	FormatText       Format = "text"
 	FormatStreamJSON Format = "stream-json"
+	// FormatClaude is Claude Code's stream-json (sink.Claude), every session's lines.
+	FormatClaude Format = "claude"
 )
 
 // Options configure a Runner. Zero values take the defaults in brackets.
@@ -200,6 +202,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		runLog: sink.NewSyncWriter(runLogBuf), stdout: sink.NewSyncWriter(r.opts.Stdout),
 		results: make([]*protocol.Result, len(plan.Run)),
 		budget:  newRunBudget(spec.Budget),
+		lines:   jobLines(spec),
 	}
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
@@ -273,6 +276,7 @@ type runState struct {
 	cancelRun context.CancelCauseFunc
 	subAgents chan struct{}
 	progress  *progress
+	lines     map[string]int // job id: its line in the spec file
 	// gitMu serializes changes to git worktrees.
 	gitMu sync.Mutex
 	// prices caches the price lookups of the run's models.

@@ -67,6 +67,8 @@ type Row struct {
 	Reused bool `json:"reused,omitempty"`
 	// Sandbox is the level the session's tools ran at.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Line is the line of the session's job in the spec file; 0 when unknown.
+	Line int `json:"line,omitempty"`
 }
 
 // CheckRow is one check in a summary row.
@@ -120,8 +122,11 @@ func newSummary(spec *jobs.Spec, plan *Plan, results []*protocol.Result, start, 
 		SessionsDigest: plan.SessionsDigest, StartedAt: start.UTC().Format(time.RFC3339), EndedAt: end.UTC().Format(time.RFC3339),
 		DurationMS: end.Sub(start).Milliseconds(), Sessions: []Row{}}
 	s.Totals.ThrottledMS, s.Totals.ThrottlePauses, s.Totals.BudgetExhausted = throttled.Milliseconds(), pauses, budget
+	lines := jobLines(spec)
 	for _, res := range results {
-		s.Sessions = append(s.Sessions, rowOf(res, reused[res.Key]))
+		row := rowOf(res, reused[res.Key])
+		row.Line = lines[res.JobID]
+		s.Sessions = append(s.Sessions, row)
 	}
 	s.total()
 	return s

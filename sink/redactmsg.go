@@ -41,6 +41,9 @@ func (r *Redactor) redactMessage(m protocol.Message) protocol.Message {
 	if m.Final != nil {
 		m.Final = r.redactResult(*m.Final)
 	}
+	if m.Violation != nil { // issue 12: a refused target may name a secret
+		m.Violation = &protocol.Violation{Kind: red(m.Violation.Kind), Target: red(m.Violation.Target)}
+	}
 	return m
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/protocol/eventschema"
 )
 
 // The checks of the end-to-end suite on a finished run: its artifacts, its stdout, its
@@ -104,10 +105,12 @@ func verifyRun(t *testing.T, out string, rows int) (map[string]e2eSession, e2eSu
 	for _, f := range []string{"run.json", "summary.md", "junit.xml", "run.log"} {
 		assert.FileExists(t, filepath.Join(out, f))
 	}
+	_, err := eventschema.ValidateTree(out)
+	assert.NoError(t, err, "every event line matches agentrun schema --events")
 
 	// Every stream of every attempt, earlier whole-session attempts included.
 	var streams []string
-	err := filepath.WalkDir(filepath.Join(out, "sessions"), func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(filepath.Join(out, "sessions"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && d.Name() == "stream.jsonl" {
 			streams = append(streams, p)
 		}
@@ -158,6 +161,7 @@ func checkStdout(t *testing.T, stdout string) map[string]bool {
 	for i, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
 		m, _, err := protocol.ParseEvent([]byte(line))
 		require.NoError(t, err, "stdout line %d: %q", i+1, line)
+		assert.NoError(t, eventschema.ValidateLine([]byte(line)), "stdout line %d matches the event schema", i+1)
 		var ids struct {
 			SessionID string `json:"session_id"`
 			JobID     string `json:"job_id"`

@@ -23,7 +23,7 @@ import (
 
 const execSynopsis = `agentrun exec [PROMPT] [-p PROVIDER] [-m MODEL] [--base-url URL] [--max-turns N]
                 [--session NAME|--continue|--fork|--list-sessions]
-                [--output-format human|stream-json|resp] [--skill NAME] [--script FILE]`
+                [--output-format human|stream-json|claude|resp] [--skill NAME] [--script FILE]`
 
 const execExamples = `  agentrun exec "Run go vet and fix what it reports."
   echo "Summarise README.md" | agentrun exec --output-format stream-json
@@ -54,7 +54,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	sandboxLevel := fs.String("sandbox", "", "confinement of the tools: strict, landlock or off (default: the strongest this machine has, see 'agentrun sandbox check')")
 	toolList := fs.String("tools", "", "comma-separated tools to offer (default: all)")
 	system := fs.String("system", "", "extra system instructions")
-	format := fs.String("output-format", "human", "stdout: human (text), stream-json (one JSON event per line) or resp (the RESP frames)")
+	format := fs.String("output-format", "human", "stdout: human (text), stream-json (one JSON event per line), claude (Claude Code's stream-json) or resp (the RESP frames)")
 	session := fs.String("session", "", "resume the named session, or create it")
 	cont := fs.Bool("continue", false, "resume the newest session of this folder")
 	fork := fs.Bool("fork", false, "with --session or --continue: continue in a new session, leaving the old one as it was")
@@ -69,9 +69,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		return err
 	}
 	switch *format {
-	case "human", "stream-json", "resp":
+	case "human", "stream-json", "claude", "resp":
 	default:
-		return usagef("exec: --output-format %q: want human, stream-json or resp", *format)
+		return usagef("exec: --output-format %q: want human, stream-json, claude or resp", *format)
 	}
 	if *fork && *session == "" && !*cont {
 		return usagef("exec: --fork needs --session NAME or --continue")
@@ -163,6 +163,8 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	switch *format {
 	case "stream-json":
 		out = sink.NewStreamJSON(a.Stdout, protocol.Envelope{})
+	case "claude":
+		out = sink.NewClaude(a.Stdout, version())
 	case "resp":
 		out = sink.NewRESP(a.Stdout)
 	default:

@@ -31,6 +31,7 @@ var allowedImports = map[string][]string{
 	"transport/scripted":      {"protocol", "go.yaml.in/yaml/v3"},
 	"transport/transporttest": {"transport", "protocol", "github.com/stretchr/testify", "go.yaml.in/yaml/v3"},
 	"sink":                    {"protocol"},
+	"protocol/eventschema":    {"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
 	"jobs":                    {"go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
 	"agent/tools":             {"protocol", "golang.org/x/sys"},
 	"agent":                   {"agent/tools", "protocol", "golang.org/x/sys"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/protocol/eventschema"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sink"
 	"github.com/agentrun/agentrun/transport/scripted"
@@ -93,13 +94,18 @@ func loadScripts(sessions []jobs.Session) error {
 
 func (a *App) cmdSchema(_ context.Context, args []string) error {
 	fs := newFlags("schema")
-	pos, err := a.parse(fs, "agentrun schema > agentrun.schema.json",
-		"  agentrun schema > .agentrun.schema.json   # then point yaml-language-server at it", args)
+	events := fs.Bool("events", false, "print the JSON Schema of the event lines (stream.jsonl, events.jsonl, stream-json) instead")
+	pos, err := a.parse(fs, "agentrun schema [--events] > agentrun.schema.json",
+		"  agentrun schema > .agentrun.schema.json   # then point yaml-language-server at it\n  agentrun schema --events > events.schema.json", args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return usagef("schema: unexpected argument %q", pos[0])
+	}
+	if *events {
+		_, err = a.Stdout.Write(eventschema.Schema())
+		return err
 	}
 	_, err = a.Stdout.Write(append(jobs.Schema(), '\n'))
 	return err
@@ -107,9 +113,9 @@ func (a *App) cmdSchema(_ context.Context, args []string) error {
 
 func (a *App) cmdReplay(_ context.Context, args []string) error {
 	fs := newFlags("replay")
-	format := fs.String("output-format", "human", "human (text), stream-json or resp")
-	pos, err := a.parse(fs, "agentrun replay EVENTS.jsonl [--output-format human|stream-json|resp]",
-		"  agentrun replay out/sessions/fix-vet/events.jsonl\n  agentrun replay ~/.agentrun/projects/-work-app/20260506-123456-1a2b/events.jsonl", args)
+	format := fs.String("output-format", "human", "human (text), stream-json, claude (Claude Code's stream-json) or resp")
+	pos, err := a.parse(fs, "agentrun replay EVENTS.jsonl [--output-format human|stream-json|claude|resp]",
+		"  agentrun replay out/sessions/fix-vet/events.jsonl\n  agentrun replay --output-format claude out/sessions/fix-vet/events.jsonl > execution.jsonl\n  agentrun replay ~/.agentrun/projects/-work-app/20260506-123456-1a2b/events.jsonl", args)
 	if err != nil {
 		return err
 	}
@@ -127,10 +133,12 @@ func (a *App) cmdReplay(_ context.Context, args []string) error {
 		out = sink.NewText(a.Stdout, sink.TextOptions{Color: isTerminal(a.Stdout) && a.getenv("NO_COLOR") == ""})
 	case "stream-json":
 		out = sink.NewStreamJSON(a.Stdout, protocol.Envelope{})
+	case "claude":
+		out = sink.NewClaude(a.Stdout, version())
 	case "resp":
 		out = sink.NewRESP(a.Stdout)
 	default:
-		return usagef("replay: --output-format %q: want human, stream-json or resp", *format)
+		return usagef("replay: --output-format %q: want human, stream-json, claude or resp", *format)
 	}
 	r := protocol.NewEventReader(f)
 	for r.Next() {

@@ -16,7 +16,7 @@ import (
 )
 
 const runSynopsis = `agentrun run JOBS.yaml [--out DIR] [--concurrency N] [--resume] [--rerun-failed]
-               [--shard I/N] [--filter GLOB] [--dry-run] [--output-format text|stream-json]`
+               [--shard I/N] [--filter GLOB] [--dry-run] [--output-format text|stream-json|claude]`
 
 const runExamples = `  agentrun run examples/quickstart.yaml
   agentrun run evals.yaml --out results --concurrency 16 --output-format stream-json > events.jsonl
@@ -43,7 +43,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	shard := fs.String("shard", "", "run shard I of N (0-based), e.g. 0/4 (default $AGENTRUN_SHARD, or $JOB_COMPLETION_INDEX with $AGENTRUN_SHARD_TOTAL)")
 	filter := fs.String("filter", "", "run only sessions whose key or job id matches one of these comma-separated globs")
 	dry := fs.Bool("dry-run", false, "print the sessions, what resume would skip and the cost ceiling, then exit")
-	format := fs.String("output-format", "text", "stdout format: text (live transcript and summary) or stream-json (every event, one JSON line)")
+	format := fs.String("output-format", "text", "stdout format: text (live transcript and summary), stream-json (every event, one JSON line) or claude (Claude Code's stream-json)")
 	progress := fs.String("progress", "auto", "progress on stderr: auto, live, plain or off")
 	logFormat := fs.String("log-format", "", "log format on stderr: console or json (default $AGENTRUN_LOG_FORMAT, else console)")
 	var ov overrides
@@ -55,8 +55,10 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usagef("run: want one job spec file, got %d arguments (see 'agentrun run --help')", len(pos))
 	}
-	if *format != string(runner.FormatText) && *format != string(runner.FormatStreamJSON) {
-		return usagef("run: --output-format %q: want text or stream-json", *format)
+	switch runner.Format(*format) {
+	case runner.FormatText, runner.FormatStreamJSON, runner.FormatClaude:
+	default:
+		return usagef("run: --output-format %q: want text, stream-json or claude", *format)
 	}
 	cfg, err := a.config()
 	if err != nil {
@@ -101,6 +103,10 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	interactive, color, progressOut := a.progressMode(*progress, cfg)
+	if first(*logFormat, cfg.LogFormat) == "json" && progressOut != io.Discard {
+		// stderr holds JSON lines only: progress lines become log entries.
+		interactive, color, progressOut = false, false, newLogLines(log)
+	}
 	var reaping *reaper
 	if !*dry {
 		reaping = startReaper(a.Self, log)
