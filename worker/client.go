@@ -128,7 +128,7 @@ func (c *Client) request(ctx context.Context, build func(id string) []string) ([
 			return nil, fmt.Errorf("not run: %w", context.Cause(ctx))
 		}
 		if c.proc == nil {
-			p, ready, err := start(ctx, c.cfg, c.binary)
+			p, ready, err := c.startReporting(ctx)
 			c.starts++
 			if err != nil {
 				return nil, err
@@ -151,6 +151,34 @@ func (c *Client) request(ctx context.Context, build func(id string) []string) ([
 		}
 		return reply, nil
 	}
+}
+
+// startEvery is how often a worker being started counts as activity: its start is
+// agentrun's own work, never a silent tool, whatever a loaded machine makes it cost.
+const startEvery = 250 * time.Millisecond
+
+// startReporting starts a worker, calling the activity callback while it starts.
+func (c *Client) startReporting(ctx context.Context) (*process, Ready, error) {
+	c.activity()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(startEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				c.activity()
+			}
+		}
+	})
+	p, ready, err := start(ctx, c.cfg, c.binary)
+	close(done)
+	wg.Wait()
+	c.activity()
+	return p, ready, err
 }
 
 // Close ends the worker, and with it every process of the session.
