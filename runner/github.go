@@ -30,6 +30,8 @@ type GitHub struct {
 	Random io.Reader
 	// Workspace is $GITHUB_WORKSPACE: annotations name a spec inside it relative to it.
 	Workspace string
+	// Version is agentrun's, for the execution file of a single-session run.
+	Version string
 
 	mu sync.Mutex
 	// masked are the values already registered with the masker.
@@ -260,6 +262,11 @@ func (g *GitHub) Report(sum *Summary, out string) error {
 			{"total-cost-usd", fmt.Sprintf("%.6f", sum.Totals.CostUSD)},
 			{"summary-json", abs},
 		}
+		more, err := runOutputs(sum, out, status, g.Version)
+		if err != nil {
+			return fmt.Errorf("step outputs: %w", err)
+		}
+		outputs = append(outputs, more...)
 		if err := g.writeOutputs(outputs); err != nil {
 			return fmt.Errorf("step outputs: %w", err)
 		}

@@ -58,7 +58,12 @@ func TestActionMetadata(t *testing.T) {
 	assert.Subset(t, invs[0].flags, []string{"out", "concurrency", "shard"})
 	checkInvocations(t, invs)
 
-	written := runnerOutputs(t)
+	written := runnerOutputs(t, exitFailed)
+	// A run of one session writes its id and execution file too.
+	for k, v := range runnerOutputs(t, exitOK, "--filter", "fix-one") {
+		written[k] = v
+	}
+	written["structured-output"] = "" // written when the session has an output_schema
 	for _, name := range []string{"status", "passed", "failed", "total-cost-usd", "summary-json"} {
 		assert.Contains(t, written, name)
 		assert.Contains(t, a.Outputs, name)
@@ -80,7 +85,7 @@ func TestActionMetadata(t *testing.T) {
 }
 
 // deployStepEnv evaluates the env of an action step: ${{ inputs.X }} takes inputs["X"]
-// or the input's default, ${{ steps.build.outputs.dir }} the binary's folder, any other
+// or the input's default, ${{ steps.locate.outputs.dir }} the binary's folder, any other
 // expression E the value inputs[E].
 func deployStepEnv(t *testing.T, a actionMeta, step workflowStep, inputs map[string]string) []string {
 	t.Helper()
@@ -99,7 +104,7 @@ func deployStepEnv(t *testing.T, a actionMeta, step workflowStep, inputs map[str
 				val = a.Inputs[name].Default
 			}
 			env = append(env, k+"="+val)
-		case m[1] == "steps.build.outputs.dir":
+		case m[1] == "steps.locate.outputs.dir":
 			env = append(env, k+"="+filepath.Dir(agentrunBin))
 		default:
 			t.Fatalf("env %s: the test knows no value for %q", k, v)

@@ -204,7 +204,7 @@ func isAgentrunAction(uses string) bool {
 
 // runnerOutputs are the step outputs agentrun writes itself, found by running it with
 // GITHUB_ACTIONS set and reading $GITHUB_OUTPUT back.
-func runnerOutputs(t *testing.T) map[string]string {
+func runnerOutputs(t *testing.T, wantCode int, args ...string) map[string]string {
 	t.Helper()
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "jobs.yaml")
@@ -213,8 +213,8 @@ func runnerOutputs(t *testing.T) map[string]string {
 	var stdout, stderr bytes.Buffer
 	app := &App{Stdout: &stdout, Stderr: &stderr, Env: []string{"HOME=" + dir, "GITHUB_ACTIONS=true",
 		"GITHUB_OUTPUT=" + output, "PATH=" + os.Getenv("PATH")}}
-	code := app.Main(context.Background(), []string{"run", spec, "--out", filepath.Join(dir, "out"), "--progress", "off"})
-	require.Equal(t, exitFailed, code, "stderr: %s", stderr.String())
+	code := app.Main(context.Background(), append([]string{"run", spec, "--out", filepath.Join(dir, "out"), "--progress", "off"}, args...))
+	require.Equal(t, wantCode, code, "stderr: %s", stderr.String())
 	return parseOutputs(t, output)
 }
 

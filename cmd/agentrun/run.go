@@ -120,7 +120,9 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
 	}
 	if cfg.GitHubActions {
-		opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout)
+		if opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout); opts.GitHub != nil {
+			opts.GitHub.Version = version()
+		}
 	}
 	r := runner.New(opts)
 	if *dry {
