@@ -28,7 +28,8 @@ import (
 // A tool_use block still open at message_stop is emitted with its partial input, unless
 // the stop reason is max_tokens: then its input is truncated by construction and a tool
 // must not run on it, so the call is dropped and the max_tokens stop tells the loop the
-// turn failed. Server tool blocks, citations, pings and unknown events are ignored.
+// turn failed. A content_block_start at the index of a block still open closes that
+// block first (Ollama does this), keeping both. Server tool blocks, citations, pings and unknown events are ignored.
 //
 // Err is nil only after message_stop. An error event gives an *transport.Error whose
 // Kind follows the API's error type; a body that ends before message_stop, or a data
@@ -43,7 +44,10 @@ type Decoder struct {
 	queue transport.Queue
 	wire  wireEvent // the event being applied, reused to spare an allocation per event
 	done  bool      // message_stop seen
-	err   error
+	// displaced counts blocks closed by a start at their index, whose own stops may
+	// still come (under another index).
+	displaced int
+	err       error
 }
 
 // block is the state of one open content block.
@@ -155,14 +159,17 @@ func (d *Decoder) event(e sse.Event) {
 }
 
 func (d *Decoder) blockStart(w *wireEvent) {
-	if _, open := d.blocks[w.Index]; open {
-		d.fail("content_block_start for block %d, which is already open", w.Index)
-		return
-	}
 	cb := w.ContentBlock
 	if cb == nil {
 		d.fail("content_block_start for block %d without content_block", w.Index)
 		return
+	}
+	if old, open := d.blocks[w.Index]; open {
+		// Some servers (Ollama) start a block at the index of one still open: the start
+		// closes the old block, and one stray stop later is forgiven.
+		delete(d.blocks, w.Index)
+		d.finish(old)
+		d.displaced++
 	}
 	d.blocks[w.Index] = &block{typ: cb.Type, id: cb.ID, name: cb.Name, start: cb.Input}
 	switch cb.Type {
@@ -206,6 +213,10 @@ func (d *Decoder) delta(w *wireEvent) {
 
 func (d *Decoder) blockStop(index int) {
 	b, open := d.blocks[index]
+	if !open && d.displaced > 0 {
+		d.displaced-- // the stop of a block a later start closed, under another index
+		return
+	}
 	if !open {
 		d.fail("content_block_stop for block %d, which is not open", index)
 		return

@@ -174,6 +174,10 @@ func (d *Decoder) apply(typ string, e *event) {
 		d.flushCalls()
 		reason := "end_turn"
 		switch {
+		case e.Response.atLimit():
+			// Some servers (Ollama) report completed when the answer stopped at
+			// max_output_tokens: the answer is truncated, whatever the status says.
+			reason = "max_tokens"
 		case d.emitted > 0:
 			reason = "tool_use"
 		case d.refused:
@@ -213,12 +217,17 @@ func (d *Decoder) emit(kind protocol.Kind, text string) {
 	}
 }
 
-// callFor returns the call an event belongs to, by item id, then by output index, and
+// callFor returns the call an event belongs to, by item id, then by output index (only
+// when the ids do not disagree), and
 // the latest call when the event names neither; it opens a new call when none fits.
 func (d *Decoder) callFor(outputIndex *int, itemID string) *fnCall {
 	c := d.byItem[itemID]
 	if c == nil && outputIndex != nil {
-		c = d.byOutput[*outputIndex]
+		// Some servers (Ollama) give every call of a turn the same output index: an
+		// index only names a call whose item id is unknown or the same.
+		if oc := d.byOutput[*outputIndex]; oc != nil && (itemID == "" || oc.itemID == "") {
+			c = oc
+		}
 	}
 	if c == nil && outputIndex == nil && itemID == "" && len(d.calls) > 0 {
 		c = d.calls[len(d.calls)-1]
