@@ -37,6 +37,12 @@ type Decoder interface {
 	Err() error
 }
 
+// PartialUsager is a Decoder that can tell the usage reported before its stream
+// failed.
+type PartialUsager interface {
+	PartialUsage() protocol.Usage
+}
+
 // Options tune a Client. Zero values take the defaults in brackets.
 type Options struct {
 	// MaxAttempts bounds the attempts of one request, the first included [4].
@@ -139,7 +145,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
 				return
 			}
-			te, stopped := c.attempt(ctx, req, yield)
+			te, partial, stopped := c.attempt(ctx, req, yield)
 			if stopped || te == nil {
 				return
 			}
@@ -149,6 +155,10 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 			}
 			delay, ok := c.retryDelay(te, attempt, waited)
 			if !ok {
+				// No retry will help: the usage of the failed attempt is kept.
+				if partial != (protocol.Usage{}) && !yield(protocol.Message{Kind: protocol.KindUsage, Usage: partial}) {
+					return
+				}
 				yield(protocol.Message{Kind: protocol.KindError, Err: te.Protocol()})
 				return
 			}
@@ -194,13 +204,14 @@ func (c *Client) retryDelay(te *Error, attempt int, waited time.Duration) (time.
 
 // attempt makes one HTTP request and yields its messages. stopped means the consumer
 // asked to stop. The error is classified, and the credentials the request carried are
-// redacted from its message.
-func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err *Error, stopped bool) {
+// redacted from its message; partial is the usage a failed stream reported before it
+// failed (see PartialUsager).
+func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err *Error, partial protocol.Usage, stopped bool) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	hreq, rerr := c.dialect.NewRequest(actx, req)
 	if rerr != nil {
-		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, false
+		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, partial, false
 	}
 	r := newRedactor(hreq)
 	// The idle timer runs from the start: a server that accepts the request and then
@@ -210,7 +221,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	resp, rerr := c.http.Do(hreq)
 	timer.Stop()
 	if rerr != nil {
-		return r.redact(c.failure(actx, rerr, "send request")), false
+		return r.redact(c.failure(actx, rerr, "send request")), partial, false
 	}
 	defer resp.Body.Close()
 	c.opts.Activity()
@@ -221,19 +232,22 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		if k := protocol.KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
 			e.Kind = k
 		}
-		return r.redact(e), false
+		return r.redact(e), partial, false
 	}
 	body := &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity, timer: timer}
 	dec := c.dialect.NewDecoder(body)
 	for dec.Next() {
 		if !yield(dec.Message()) {
-			return nil, true
+			return nil, partial, true
 		}
 	}
 	if derr := dec.Err(); derr != nil {
-		return r.redact(c.failure(actx, derr, "read stream")), false
+		if pu, ok := dec.(PartialUsager); ok {
+			partial = pu.PartialUsage()
+		}
+		return r.redact(c.failure(actx, derr, "read stream")), partial, false
 	}
-	return nil, false
+	return nil, partial, false
 }
 
 // failure classifies an error of one attempt. An idle timeout comes first: the decoder

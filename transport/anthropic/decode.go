@@ -312,3 +312,7 @@ func clip(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// PartialUsage returns the usage that arrived so far, also when the stream failed: a
+// stream cut that no retry repairs still cost those tokens.
+func (d *Decoder) PartialUsage() protocol.Usage { return d.usage }

@@ -344,3 +344,7 @@ func normalizeUsage(u usage) protocol.Usage {
 		CacheRead: cached,
 	}
 }
+
+// PartialUsage returns the usage that arrived so far, also when the stream failed: a
+// stream cut that no retry repairs still cost those tokens.
+func (d *Decoder) PartialUsage() protocol.Usage { return d.usage }
