@@ -229,6 +229,9 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // best effort: the status is the error
 		msg, typ := c.dialect.ErrorMessage(body)
 		e := statusError(resp, body, msg, c.opts.Now())
+		if resp.StatusCode == http.StatusNotFound {
+			e.Message += " (no such endpoint: " + hreq.Method + " " + requestURL(hreq.URL) + "; check the base URL)"
+		}
 		if k := protocol.KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
 			e.Kind = k
 		}
