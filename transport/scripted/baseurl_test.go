@@ -1,6 +1,7 @@
 package scripted_test
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -18,7 +19,15 @@ import (
 // a wrong path, whose 404 must name the URL tried.
 func TestBaseURLForms(t *testing.T) {
 	m := scripted.New(scripted.Options{Default: mustParse(t, "steps:\n  - text: hello\n")})
-	srv := httptest.NewServer(m.Handler())
+	// Like Ollama, the server answers only under /v1.
+	h := m.Handler()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+			http.NotFound(w, r)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	tests := map[string]struct {
 		base    string
