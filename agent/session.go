@@ -20,7 +20,7 @@ const (
 	EndCompleted End = iota + 1
 	// EndMaxTurns: the model still wanted to call tools after MaxTurns calls.
 	EndMaxTurns
-	// EndMaxTokens: a response was cut off at max_tokens.
+	// EndMaxTokens: a response was cut off at max_tokens, or passed Config.Limits.
 	EndMaxTokens
 	// EndProvider: the provider failed (Outcome.Err says how).
 	EndProvider
@@ -242,6 +242,8 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 			return s.finish(out, EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: "write event: " + s.sinkErr.Error()})
 		case ctx.Err() != nil:
 			return s.finish(out, EndCancelled, cancelError(ctx))
+		case res.err != nil && res.err.Kind == protocol.ErrTooLarge:
+			return s.finish(out, EndMaxTokens, res.err) // a runaway answer: its error event is out
 		case res.err != nil:
 			return s.finish(out, EndProvider, res.err)
 		case s.overBudget():

@@ -43,6 +43,29 @@ type PartialUsager interface {
 	PartialUsage() protocol.Usage
 }
 
+// Limited is a Decoder that bounds what it accumulates of one response: it fails with
+// an *Error of Kind protocol.ErrTooLarge once a tool input passes its limit, holding no
+// more of it, and its SSE lines are bounded to match. The Client calls SetLimits
+// before the first Next.
+type Limited interface {
+	SetLimits(l protocol.Limits)
+}
+
+// MaxLine is the longest SSE line, and the longest data of one event, a decoder
+// accepts under limits l: room for the larger limit twice over (JSON escaping) and the
+// event's envelope.
+func MaxLine(l protocol.Limits) int {
+	l = l.WithDefaults()
+	return int(2*max(l.MaxResponseBytes, l.MaxToolInputBytes) + 64<<10)
+}
+
+// TooLarge is the error of a response that passed one of its limits; setting names
+// the spec field.
+func TooLarge(what string, limit int64, setting string) *Error {
+	return &Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1,
+		Message: fmt.Sprintf("response too large: %s passed %d bytes (limits.%s)", what, limit, setting)}
+}
+
 // Options tune a Client. Zero values take the defaults in brackets.
 type Options struct {
 	// MaxAttempts bounds the attempts of one request, the first included [4].
@@ -239,18 +262,37 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	}
 	body := &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity, timer: timer}
 	dec := c.dialect.NewDecoder(body)
+	lim := req.Limits.WithDefaults()
+	if ld, ok := dec.(Limited); ok {
+		ld.SetLimits(lim)
+	}
+	// The text and thinking are counted as they pass: the consumer streams them on, so
+	// nothing here holds them, and a runaway answer ends at the limit.
+	var size int64
 	for dec.Next() {
-		if !yield(dec.Message()) {
+		m := dec.Message()
+		if m.Kind == protocol.KindText || m.Kind == protocol.KindThinking {
+			size += int64(len(m.Text) + len(m.Redacted))
+			if size > lim.MaxResponseBytes {
+				return TooLarge("text and thinking", lim.MaxResponseBytes, "max_response_bytes"), c.partial(dec), false
+			}
+		}
+		if !yield(m) {
 			return nil, partial, true
 		}
 	}
 	if derr := dec.Err(); derr != nil {
-		if pu, ok := dec.(PartialUsager); ok {
-			partial = pu.PartialUsage()
-		}
-		return r.redact(c.failure(actx, derr, "read stream")), partial, false
+		return r.redact(c.failure(actx, derr, "read stream")), c.partial(dec), false
 	}
 	return nil, partial, false
+}
+
+// partial returns the usage dec reported before it failed, if it can tell.
+func (c *Client) partial(dec Decoder) protocol.Usage {
+	if pu, ok := dec.(PartialUsager); ok {
+		return pu.PartialUsage()
+	}
+	return protocol.Usage{}
 }
 
 // failure classifies an error of one attempt. An idle timeout comes first: the decoder

@@ -37,6 +37,7 @@ import (
 // A read error of the body is returned as it is.
 type Decoder struct {
 	sse    *sse.Decoder
+	limits protocol.Limits
 	blocks map[int]*block
 	usage  protocol.Usage
 	reason string
@@ -61,7 +62,18 @@ type block struct {
 
 // NewDecoder returns a decoder reading the SSE body r.
 func NewDecoder(r io.Reader) *Decoder {
-	return &Decoder{sse: sse.NewDecoder(r), blocks: map[int]*block{}}
+	d := &Decoder{sse: sse.NewDecoder(r), blocks: map[int]*block{}}
+	d.SetLimits(protocol.Limits{})
+	return d
+}
+
+// SetLimits bounds what the decoder holds (transport.Limited); call it before the
+// first Next. A tool input past its limit ends the stream with an error of Kind
+// protocol.ErrTooLarge, and so do a thinking signature past the response limit and an
+// SSE line past transport.MaxLine.
+func (d *Decoder) SetLimits(l protocol.Limits) {
+	d.limits = l.WithDefaults()
+	d.sse.SetMaxLine(transport.MaxLine(d.limits))
 }
 
 // Message returns the message read by the last successful Next.
@@ -106,7 +118,7 @@ func (d *Decoder) endError() error {
 	case err == nil:
 		return &transport.Error{Kind: protocol.ErrStream, Message: errNoStop}
 	case errors.Is(err, sse.ErrLineTooLong), errors.Is(err, sse.ErrEventTooLong):
-		return &transport.Error{Kind: protocol.ErrStream, Message: err.Error()}
+		return &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: " + err.Error()}
 	}
 	return err
 }
@@ -202,11 +214,21 @@ func (d *Decoder) delta(w *wireEvent) {
 			d.emit(protocol.Message{Kind: protocol.KindThinking, Text: w.Delta.Thinking})
 		}
 	case "signature_delta":
+		if int64(len(b.signature)+len(w.Delta.Signature)) > d.limits.MaxResponseBytes {
+			d.err = transport.TooLarge("a thinking signature", d.limits.MaxResponseBytes, "max_response_bytes")
+			return
+		}
 		b.signature += w.Delta.Signature
 	case "input_json_delta":
-		if b.typ == "tool_use" {
-			b.input = append(b.input, w.Delta.PartialJSON...)
+		if b.typ != "tool_use" {
+			break
 		}
+		if int64(len(b.input)+len(w.Delta.PartialJSON)) > d.limits.MaxToolInputBytes {
+			b.input = nil
+			d.err = transport.TooLarge("the input of tool call "+b.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+			return
+		}
+		b.input = append(b.input, w.Delta.PartialJSON...)
 	}
 	// citations_delta and delta types added later are ignored.
 }
