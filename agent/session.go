@@ -231,8 +231,12 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 		out.Turns++
 		out.APITime += res.apiTime
 		out.StopReason = res.stop
-		if text := res.text(); text != "" || len(res.blocks) > 0 {
-			out.FinalText = text
+		if tooLarge := res.err != nil && res.err.Kind == protocol.ErrTooLarge; !tooLarge {
+			// A runaway answer is not the final text: its deltas are in the artifacts,
+			// and a copy in the result would only repeat megabytes of them.
+			if text := res.text(); text != "" || len(res.blocks) > 0 {
+				out.FinalText = text
+			}
 		}
 		if err := s.persistCall(res); err != nil {
 			return s.finish(out, EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()})
