@@ -16,6 +16,10 @@ type Request struct {
 	Tools     []ToolSpec
 	MaxTokens int
 	Thinking  Thinking
+	// ToolChoice is "" (the model decides) or "none": the tools are offered, so the
+	// request keeps the cached prefix and a conversation holding tool calls stays
+	// valid, but the model must answer in text (the compaction summary).
+	ToolChoice string
 	// Limits bound what one response may hold; zero fields take the defaults.
 	Limits Limits
 }
@@ -29,6 +33,9 @@ type Limits struct {
 	// MaxToolInputBytes bounds the input of one tool call [DefaultMaxToolInputBytes].
 	MaxToolInputBytes int64
 }
+
+// ToolChoiceNone forbids tool calls in the response (Request.ToolChoice).
+const ToolChoiceNone = "none"
 
 // The default Limits.
 const (

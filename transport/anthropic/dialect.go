@@ -131,6 +131,9 @@ func requestBody(req protocol.Request) ([]byte, error) {
 		}
 		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
+	if req.ToolChoice == protocol.ToolChoiceNone && len(w.Tools) > 0 {
+		w.ToolChoice = &wireToolChoice{Type: "none"}
+	}
 	if n := len(w.Tools); n > 0 {
 		w.Tools[n-1].CacheControl = ephemeral()
 	}

@@ -95,6 +95,9 @@ func (d *Dialect) body(req protocol.Request) ([]byte, error) {
 		Stream:        true,
 		StreamOptions: &streamOptions{IncludeUsage: true},
 	}
+	if req.ToolChoice == protocol.ToolChoiceNone && len(cr.Tools) > 0 {
+		cr.ToolChoice = protocol.ToolChoiceNone
+	}
 	if req.MaxTokens > 0 {
 		switch d.cfg.MaxTokensField {
 		case MaxTokens:

@@ -59,6 +59,9 @@ func (d *Dialect) NewRequest(ctx context.Context, req protocol.Request) (*http.R
 		MaxOutputTokens: req.MaxTokens,
 		Stream:          true,
 	}
+	if req.ToolChoice == protocol.ToolChoiceNone && len(r.Tools) > 0 {
+		r.ToolChoice = protocol.ToolChoiceNone
+	}
 	if req.Thinking.Mode == "enabled" || req.Thinking.Mode == "adaptive" {
 		r.Reasoning = &reasoning{Effort: req.Thinking.Effort}
 		if r.Reasoning.Effort == "" {

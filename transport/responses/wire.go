@@ -12,6 +12,7 @@ type request struct {
 	Instructions    string      `json:"instructions,omitempty"`
 	Input           []inputItem `json:"input"`
 	Tools           []tool      `json:"tools,omitempty"`
+	ToolChoice      string      `json:"tool_choice,omitempty"`
 	MaxOutputTokens int         `json:"max_output_tokens,omitempty"`
 	Reasoning       *reasoning  `json:"reasoning,omitempty"`
 	Stream          bool        `json:"stream"`
