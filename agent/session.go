@@ -59,8 +59,9 @@ type Outcome struct {
 	StopReason string
 	// Err describes a failure (nil when End is EndCompleted).
 	Err *protocol.Error
-	// Turns counts the model calls of this Run.
-	Turns int
+	// Turns counts the model calls of this Run; CompletedTurns those that ended with
+	// a stop reason rather than a failure.
+	Turns, CompletedTurns int
 	// Usage and CostUSD are the session's totals (compaction and sub-agents included);
 	// CostKnown is false when some model had no price.
 	Usage     protocol.Usage
@@ -229,6 +230,9 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 		}
 		res := s.call(ctx)
 		out.Turns++
+		if res.err == nil && res.stop != "" {
+			out.CompletedTurns++
+		}
 		out.APITime += res.apiTime
 		out.StopReason = res.stop
 		if tooLarge := res.err != nil && res.err.Kind == protocol.ErrTooLarge; !tooLarge {

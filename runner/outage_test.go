@@ -40,6 +40,8 @@ jobs:
 	for key, res := range results {
 		assert.Equal(t, protocol.StatusProvider, res.Status, "%s: %+v", key, res.Error)
 		require.NotNil(t, res.Error, key)
+		assert.Zero(t, res.NumTurns, "%s: no turn completed", key)
+		assert.Nil(t, res.TotalCostUSD, "%s: nothing was spent", key)
 		var errs []protocol.Error
 		for _, m := range readEvents(t, filepath.Join(out, "sessions", key, "events.jsonl"), true) {
 			if m.Kind == protocol.KindError {
