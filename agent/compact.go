@@ -335,7 +335,8 @@ func (s *Session) firstUserText() string {
 }
 
 // summarise asks the model for the summary of dropped, with the session's own system
-// prompt and tools so the request shares the cached prefix of earlier calls.
+// prompt and tools so the request shares the cached prefix of earlier calls, and a
+// tool choice of none so that the answer is the summary, not a tool call.
 func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (string, error) {
 	msgs := append([]protocol.Turn(nil), dropped...)
 	last := len(msgs) - 1
@@ -349,6 +350,7 @@ func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (strin
 	req := s.request()
 	req.Messages = msgs
 	req.Thinking = protocol.Thinking{Mode: "disabled"}
+	req.ToolChoice = protocol.ToolChoiceNone // the tools stay for the cached prefix; the answer is text
 	var text strings.Builder
 	var usage protocol.Usage
 	var failure *protocol.Error

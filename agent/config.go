@@ -66,6 +66,9 @@ type Config struct {
 	Skills []string
 	// Budget stops the session once spent.
 	Budget Budget
+	// Limits bound one model response in bytes [protocol's defaults]; past one, the
+	// session ends with EndMaxTokens and an error of Kind protocol.ErrTooLarge.
+	Limits protocol.Limits
 	// Compaction tunes context compaction.
 	Compaction CompactConfig
 	// SubAgents bounds Task.

@@ -20,7 +20,7 @@ const (
 	EndCompleted End = iota + 1
 	// EndMaxTurns: the model still wanted to call tools after MaxTurns calls.
 	EndMaxTurns
-	// EndMaxTokens: a response was cut off at max_tokens.
+	// EndMaxTokens: a response was cut off at max_tokens, or passed Config.Limits.
 	EndMaxTokens
 	// EndProvider: the provider failed (Outcome.Err says how).
 	EndProvider
@@ -59,8 +59,9 @@ type Outcome struct {
 	StopReason string
 	// Err describes a failure (nil when End is EndCompleted).
 	Err *protocol.Error
-	// Turns counts the model calls of this Run.
-	Turns int
+	// Turns counts the model calls of this Run; CompletedTurns those that ended with
+	// a stop reason rather than a failure.
+	Turns, CompletedTurns int
 	// Usage and CostUSD are the session's totals (compaction and sub-agents included);
 	// CostKnown is false when some model had no price.
 	Usage     protocol.Usage
@@ -229,10 +230,17 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 		}
 		res := s.call(ctx)
 		out.Turns++
+		if res.err == nil && res.stop != "" {
+			out.CompletedTurns++
+		}
 		out.APITime += res.apiTime
 		out.StopReason = res.stop
-		if text := res.text(); text != "" || len(res.blocks) > 0 {
-			out.FinalText = text
+		if tooLarge := res.err != nil && res.err.Kind == protocol.ErrTooLarge; !tooLarge {
+			// A runaway answer is not the final text: its deltas are in the artifacts,
+			// and a copy in the result would only repeat megabytes of them.
+			if text := res.text(); text != "" || len(res.blocks) > 0 {
+				out.FinalText = text
+			}
 		}
 		if err := s.persistCall(res); err != nil {
 			return s.finish(out, EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()})
@@ -242,6 +250,8 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 			return s.finish(out, EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: "write event: " + s.sinkErr.Error()})
 		case ctx.Err() != nil:
 			return s.finish(out, EndCancelled, cancelError(ctx))
+		case res.err != nil && res.err.Kind == protocol.ErrTooLarge:
+			return s.finish(out, EndMaxTokens, res.err) // a runaway answer: its error event is out
 		case res.err != nil:
 			return s.finish(out, EndProvider, res.err)
 		case s.overBudget():

@@ -241,3 +241,36 @@ func TestResumeContinuesTotals(t *testing.T) {
 	assert.Len(t, sess.Conversation(), 4)
 	validWindow(t, sess.Conversation())
 }
+
+// summaryRequests records the compaction requests it passes on to the script.
+type summaryRequests struct {
+	*scripted.Model
+	reqs []protocol.Request
+}
+
+func (f *summaryRequests) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
+	last := req.Messages[len(req.Messages)-1]
+	for _, b := range last.Blocks {
+		if strings.Contains(b.Text, protocol.CompactMarker) {
+			f.reqs = append(f.reqs, req)
+		}
+	}
+	return f.Model.Stream(ctx, req)
+}
+
+// TestCompactionAsksForText checks that the summary request offers the session's tools
+// (the cached prefix, and a conversation holding tool calls stays valid) but forbids
+// calling them: the answer must be the summary.
+func TestCompactionAsksForText(t *testing.T) {
+	p := &summaryRequests{Model: scripted.New(scripted.Options{Default: script(t, bigSteps(6, 2400))})}
+	sess, err := agent.New(agent.Config{Workspace: t.TempDir(), Tools: []string{"Read", "Write"},
+		Compaction: agent.CompactConfig{MaxContext: 6000}}, agent.Deps{Provider: p, Sink: &recorder{}})
+	require.NoError(t, err)
+	out := sess.Run(t.Context(), "write the files")
+	require.Equal(t, agent.EndCompleted, out.End, "%+v", out.Err)
+	require.NotEmpty(t, p.reqs, "the session compacted")
+	for _, req := range p.reqs {
+		assert.Equal(t, protocol.ToolChoiceNone, req.ToolChoice)
+		assert.Len(t, req.Tools, 2)
+	}
+}

@@ -42,6 +42,7 @@ func (s *Session) request() protocol.Request {
 		Tools:     s.specs,
 		MaxTokens: s.cfg.MaxTokens,
 		Thinking:  s.cfg.Thinking,
+		Limits:    s.cfg.Limits,
 	}
 }
 

@@ -55,6 +55,7 @@ func figures() []figure {
 		{"stream-json encoding of small text deltas", "./protocol", "^BenchmarkAppendEvent$/^text_delta$", []string{"-cpu", "1"}, "ns/op", perSecond, "%s events/s", "≥ 3,000,000 events/s", func(v float64) bool { return v >= 3e6 }},
 		{"events.jsonl: one flushed line (seq, ts, write)", "./sink", "^BenchmarkEventsWrite$", []string{"-cpu", "1"}, "ns/op", func(v float64) float64 { return v / 1000 }, "%.1f µs/line", "reported", nil},
 		{"SSE decode + Anthropic normalization", "./transport/anthropic", "^BenchmarkDecode$", []string{"-cpu", "1"}, "MB/s", same, "%.0f MB/s", "≥ 100 MB/s", func(v float64) bool { return v >= 100 }},
+		{"runaway endpoint: peak RSS above baseline, one 200 MB answer (default limits)", "./bench", "^BenchmarkRunaway$/^text_200MB$", []string{"-cpu", "1", "-benchtime", "3x"}, "MB-above-baseline", same, "%.1f MB", "< 64 MB", func(v float64) bool { return v < 64 }},
 		{"pipeline: SSE bytes → messages → stream.jsonl, events.jsonl, transcript", "./bench", "^BenchmarkPipeline$", []string{"-cpu", "1"}, "messages/s", same, "%s messages/s", "reported", nil},
 		{"agent loop: one turn of a 20-turn session, tools and artifacts included", "./agent", "^BenchmarkSession20Turns$", []string{"-cpu", "1", "-benchtime", "100x"}, "cpu-µs/turn", same, "%.0f µs CPU/turn", "< 200 µs", func(v float64) bool { return v < 200 }},
 	}

@@ -52,6 +52,13 @@ func TestInheritance(t *testing.T) {
 			job:      []string{"budget: {max_tokens: 1000}"},
 			want:     func(r *Resolved, _ string) { r.Budget = Budget{MaxCostUSD: 2.5, MaxTokens: 1000} },
 		},
+		"limits merge per field": {
+			defaults: []string{"limits: {max_response_bytes: 1048576}"},
+			job:      []string{"limits: {max_tool_input_bytes: 65536}"},
+			want: func(r *Resolved, _ string) {
+				r.Limits = Limits{MaxResponseBytes: 1 << 20, MaxToolInputBytes: 64 << 10}
+			},
+		},
 		"workspace merges per field": {
 			defaults: []string{"workspace: {dir: sub, mode: copy}"},
 			job:      []string{"workspace: {mode: worktree}"},
@@ -204,6 +211,7 @@ func TestInheritanceOfEveryField(t *testing.T) {
 		"tools":        {"[Read]", "[Bash]"},
 		"bash_mode":    {"'0400'", "'0007'"},
 		"budget":       {"{max_cost_usd: 1}", "{max_cost_usd: 2}"},
+		"limits":       {"{max_response_bytes: 1000}", "{max_response_bytes: 2000}"},
 		"retries":      {"1", "2"},
 		"workspace":    {"{mode: copy}", "{mode: worktree}"},
 		"env":          {"{A: x}", "{A: y}"},

@@ -90,6 +90,10 @@ func resolve(st Settings, dir string) Resolved {
 		set(&r.Budget.MaxCostUSD, b.MaxCostUSD)
 		set(&r.Budget.MaxTokens, b.MaxTokens)
 	}
+	if l := st.Limits; l != nil {
+		set(&r.Limits.MaxResponseBytes, l.MaxResponseBytes)
+		set(&r.Limits.MaxToolInputBytes, l.MaxToolInputBytes)
+	}
 	set(&r.Retries, st.Retries)
 	if w := st.Workspace; w != nil {
 		set(&r.Workspace.Dir, w.Dir)

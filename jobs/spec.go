@@ -74,6 +74,7 @@ type Settings struct {
 	Sandbox     *SandboxSettings   `yaml:"sandbox" doc:"Kernel confinement of the tools: its level and the paths it opens besides the workspace and a private /tmp."`
 	Network     *NetworkSettings   `yaml:"network" doc:"Which hosts the tools reach through the sandbox's proxy when bash_mode's network digit is not 0."`
 	Budget      *BudgetSettings    `yaml:"budget" doc:"Per-session limits; the session ends with error_budget when one is reached."`
+	Limits      *LimitsSettings    `yaml:"limits" doc:"Size limits of one model response, against a runaway or hostile endpoint; past one the session ends with error_max_tokens and an error of kind response_too_large."`
 	Retries     *int               `yaml:"retries" limit:"nonneg" doc:"Whole-session retries after a retryable failure (default 0)."`
 	Workspace   *WorkspaceSettings `yaml:"workspace" doc:"Where the agent works."`
 	Env         map[string]string  `yaml:"env" scalars:"any" keys:"envname" doc:"Environment variables of tool processes and checks; a job's entries are merged over the defaults' entries."`
@@ -88,6 +89,12 @@ type Settings struct {
 type BudgetSettings struct {
 	MaxCostUSD *float64 `yaml:"max_cost_usd" limit:"positive" doc:"Cost limit in USD, computed from the price table."`
 	MaxTokens  *int64   `yaml:"max_tokens" limit:"positive" doc:"Limit on input plus output tokens."`
+}
+
+// LimitsSettings bound one model response, as written; nil means absent.
+type LimitsSettings struct {
+	MaxResponseBytes  *int64 `yaml:"max_response_bytes" limit:"positive" doc:"Limit on the text and thinking of one response, in bytes (default 8 MiB)."`
+	MaxToolInputBytes *int64 `yaml:"max_tool_input_bytes" limit:"positive" doc:"Limit on the input of one tool call, in bytes (default 4 MiB)."`
 }
 
 // WorkspaceSettings say where a session works, as written; nil means absent.
@@ -119,6 +126,14 @@ type ThinkingSettings struct {
 type Budget struct {
 	MaxCostUSD float64 `yaml:"max_cost_usd" json:"max_cost_usd" limit:"positive" doc:"Cost limit in USD, computed from the price table."`
 	MaxTokens  int64   `yaml:"max_tokens" json:"max_tokens" limit:"positive" doc:"Limit on input plus output tokens."`
+}
+
+// Limits are resolved response size limits; a zero field means the default (8 MiB of
+// text and thinking, 4 MiB of one tool input), so that a spec without limits keeps
+// the digest it had before they existed.
+type Limits struct {
+	MaxResponseBytes  int64 `json:"max_response_bytes,omitempty"`
+	MaxToolInputBytes int64 `json:"max_tool_input_bytes,omitempty"`
 }
 
 // Workspace is a resolved workspace: an absolute directory and a mode.
@@ -172,7 +187,9 @@ type Resolved struct {
 	Sandbox Sandbox `json:"sandbox,omitzero"`
 	Network Network `json:"network,omitzero"`
 	Budget  Budget  `json:"budget"`
-	Retries int     `json:"retries"`
+	// Limits is left out of the JSON when zero.
+	Limits  Limits `json:"limits,omitzero"`
+	Retries int    `json:"retries"`
 	// Workspace.Dir is absolute.
 	Workspace Workspace `json:"workspace"`
 	// Env is never nil.

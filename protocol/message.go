@@ -213,13 +213,15 @@ const (
 	ErrTool       = "tool"
 	ErrBudget     = "budget"
 	ErrMaxTokens  = "max_tokens"
-	ErrMaxTurns   = "max_turns"
-	ErrCancelled  = "cancelled"
-	ErrCompact    = "compact"
-	ErrPanic      = "panic"
-	ErrChecks     = "checks"
-	ErrSchema     = "output_schema"
-	ErrInternal   = "internal"
+	// ErrTooLarge: a response passed Limits (text and thinking, or one tool input).
+	ErrTooLarge  = "response_too_large"
+	ErrMaxTurns  = "max_turns"
+	ErrCancelled = "cancelled"
+	ErrCompact   = "compact"
+	ErrPanic     = "panic"
+	ErrChecks    = "checks"
+	ErrSchema    = "output_schema"
+	ErrInternal  = "internal"
 )
 
 // Retryable reports whether an error of this kind may go away if the same request is

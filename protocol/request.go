@@ -16,6 +16,42 @@ type Request struct {
 	Tools     []ToolSpec
 	MaxTokens int
 	Thinking  Thinking
+	// ToolChoice is "" (the model decides) or "none": the tools are offered, so the
+	// request keeps the cached prefix and a conversation holding tool calls stays
+	// valid, but the model must answer in text (the compaction summary).
+	ToolChoice string
+	// Limits bound what one response may hold; zero fields take the defaults.
+	Limits Limits
+}
+
+// Limits bound one response in bytes, so that a runaway or hostile endpoint cannot
+// make the process hold more than that. Zero fields take the defaults.
+type Limits struct {
+	// MaxResponseBytes bounds the text and thinking of one response together
+	// [DefaultMaxResponseBytes].
+	MaxResponseBytes int64
+	// MaxToolInputBytes bounds the input of one tool call [DefaultMaxToolInputBytes].
+	MaxToolInputBytes int64
+}
+
+// ToolChoiceNone forbids tool calls in the response (Request.ToolChoice).
+const ToolChoiceNone = "none"
+
+// The default Limits.
+const (
+	DefaultMaxResponseBytes  = 8 << 20
+	DefaultMaxToolInputBytes = 4 << 20
+)
+
+// WithDefaults returns l with its zero fields set to the defaults.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxResponseBytes <= 0 {
+		l.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if l.MaxToolInputBytes <= 0 {
+		l.MaxToolInputBytes = DefaultMaxToolInputBytes
+	}
+	return l
 }
 
 // Thinking configures extended thinking. The zero value leaves it to the provider.

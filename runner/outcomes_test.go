@@ -93,12 +93,12 @@ func mixedWant(overHTTP bool) map[string]outcome {
 	want := map[string]outcome{
 		"success":     {protocol.StatusSuccess, "", 2},
 		"max-turns":   {protocol.StatusMaxTurns, protocol.ErrMaxTurns, 2},
-		"timeout":     {protocol.StatusTimeout, protocol.ErrTimeout, 1},
-		"stall":       {protocol.StatusInactivity, protocol.ErrInactivity, 1},
+		"timeout":     {protocol.StatusTimeout, protocol.ErrTimeout, 0},
+		"stall":       {protocol.StatusInactivity, protocol.ErrInactivity, 0},
 		"retry":       {protocol.StatusSuccess, "", 1},
-		"auth":        {protocol.StatusAuth, protocol.ErrAuth, 1},
+		"auth":        {protocol.StatusAuth, protocol.ErrAuth, 0},
 		"max-tokens":  {protocol.StatusMaxTokens, protocol.ErrMaxTokens, 1},
-		"bad-request": {protocol.StatusRequest, protocol.ErrRequest, 1},
+		"bad-request": {protocol.StatusRequest, protocol.ErrRequest, 0},
 		// Sessions that fail before their agent starts still have a whole stream.
 		"no-workspace": {protocol.StatusCrashed, protocol.ErrInternal, 0},
 		"checks":       {protocol.StatusChecks, protocol.ErrChecks, 2},
@@ -119,6 +119,8 @@ func mixedWant(overHTTP bool) map[string]outcome {
 	} else {
 		want["panic"] = outcome{protocol.StatusCrashed, protocol.ErrPanic, -1}
 		want["no-provider"] = outcome{protocol.StatusCrashed, protocol.ErrInternal, 0}
+		// In process the stall is the watchdog's: the turn count is not the point here.
+		want["stall"] = outcome{protocol.StatusInactivity, protocol.ErrInactivity, -1}
 	}
 	return want
 }

@@ -198,7 +198,9 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store ag
 		BashMode: s.Settings.BashMode, ToolTimeout: s.Settings.ToolTimeout,
 		ProcEnv:         procEnv(o.Environ, s.Settings.Env),
 		InstructionHome: o.InstructionHome, Skills: s.Settings.Skills,
-		Budget:     agent.Budget{MaxCostUSD: s.Settings.Budget.MaxCostUSD, MaxTokens: s.Settings.Budget.MaxTokens},
+		Budget: agent.Budget{MaxCostUSD: s.Settings.Budget.MaxCostUSD, MaxTokens: s.Settings.Budget.MaxTokens},
+		Limits: protocol.Limits{MaxResponseBytes: s.Settings.Limits.MaxResponseBytes,
+			MaxToolInputBytes: s.Settings.Limits.MaxToolInputBytes},
 		Compaction: compaction(o.Compaction, s.Settings.MaxContext),
 		Sandbox:    sb.Planned(),
 	}

@@ -94,10 +94,12 @@ func ResultOf(ctx context.Context, out agent.Outcome) protocol.Result {
 	var res protocol.Result
 	res.Status, res.Error = statusOf(ctx, out)
 	res.StopReason = out.StopReason
-	res.NumTurns = out.Turns
+	// num_turns counts the model turns that completed: a session that failed before
+	// any reports 0, and no cost unless a failed call still reported usage.
+	res.NumTurns = out.CompletedTurns
 	res.DurationAPIMS = out.APITime.Milliseconds()
 	res.Usage = out.Usage
-	if out.CostKnown && out.Turns > 0 {
+	if out.CostKnown && (out.CompletedTurns > 0 || out.CostUSD > 0) {
 		cost := out.CostUSD
 		res.TotalCostUSD = &cost
 	}

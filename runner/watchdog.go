@@ -82,12 +82,19 @@ type watched struct {
 	watch *watchdog
 }
 
-// Stream yields the provider's messages, informing the watchdog.
+// Stream yields the provider's messages, informing the watchdog; the provider
+// announces its waits on a shared limiter through the context
+// (protocol.WithWaitNotice), and they hold the watchdog too. An error that comes
+// because the session's context ended says why it ended, as the result will.
 func (p watched) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
 	return func(yield func(protocol.Message) bool) {
-		for m := range p.Provider.Stream(ctx, req) {
-			if m.Kind == protocol.KindRetry {
+		for m := range p.Provider.Stream(protocol.WithWaitNotice(ctx, p.watch.hold), req) {
+			switch {
+			case m.Kind == protocol.KindRetry:
 				p.watch.hold(time.Duration(m.DelayMS) * time.Millisecond)
+			case m.Kind == protocol.KindError && ctx.Err() != nil:
+				_, e := cancelStatus(ctx)
+				m.Err = *e
 			}
 			if !yield(m) {
 				return

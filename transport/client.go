@@ -37,6 +37,35 @@ type Decoder interface {
 	Err() error
 }
 
+// PartialUsager is a Decoder that can tell the usage reported before its stream
+// failed.
+type PartialUsager interface {
+	PartialUsage() protocol.Usage
+}
+
+// Limited is a Decoder that bounds what it accumulates of one response: it fails with
+// an *Error of Kind protocol.ErrTooLarge once a tool input passes its limit, holding no
+// more of it, and its SSE lines are bounded to match. The Client calls SetLimits
+// before the first Next.
+type Limited interface {
+	SetLimits(l protocol.Limits)
+}
+
+// MaxLine is the longest SSE line, and the longest data of one event, a decoder
+// accepts under limits l: room for the larger limit twice over (JSON escaping) and the
+// event's envelope.
+func MaxLine(l protocol.Limits) int {
+	l = l.WithDefaults()
+	return int(2*max(l.MaxResponseBytes, l.MaxToolInputBytes) + 64<<10)
+}
+
+// TooLarge is the error of a response that passed one of its limits; setting names
+// the spec field.
+func TooLarge(what string, limit int64, setting string) *Error {
+	return &Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1,
+		Message: fmt.Sprintf("response too large: %s passed %d bytes (limits.%s)", what, limit, setting)}
+}
+
 // Options tune a Client. Zero values take the defaults in brackets.
 type Options struct {
 	// MaxAttempts bounds the attempts of one request, the first included [4].
@@ -139,7 +168,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
 				return
 			}
-			te, stopped := c.attempt(ctx, req, yield)
+			te, partial, stopped := c.attempt(ctx, req, yield)
 			if stopped || te == nil {
 				return
 			}
@@ -149,6 +178,10 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 			}
 			delay, ok := c.retryDelay(te, attempt, waited)
 			if !ok {
+				// No retry will help: the usage of the failed attempt is kept.
+				if partial != (protocol.Usage{}) && !yield(protocol.Message{Kind: protocol.KindUsage, Usage: partial}) {
+					return
+				}
 				yield(protocol.Message{Kind: protocol.KindError, Err: te.Protocol()})
 				return
 			}
@@ -194,13 +227,14 @@ func (c *Client) retryDelay(te *Error, attempt int, waited time.Duration) (time.
 
 // attempt makes one HTTP request and yields its messages. stopped means the consumer
 // asked to stop. The error is classified, and the credentials the request carried are
-// redacted from its message.
-func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err *Error, stopped bool) {
+// redacted from its message; partial is the usage a failed stream reported before it
+// failed (see PartialUsager).
+func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err *Error, partial protocol.Usage, stopped bool) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	hreq, rerr := c.dialect.NewRequest(actx, req)
 	if rerr != nil {
-		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, false
+		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, partial, false
 	}
 	r := newRedactor(hreq)
 	// The idle timer runs from the start: a server that accepts the request and then
@@ -210,7 +244,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	resp, rerr := c.http.Do(hreq)
 	timer.Stop()
 	if rerr != nil {
-		return r.redact(c.failure(actx, rerr, "send request")), false
+		return r.redact(c.failure(actx, rerr, "send request")), partial, false
 	}
 	defer resp.Body.Close()
 	c.opts.Activity()
@@ -218,22 +252,47 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // best effort: the status is the error
 		msg, typ := c.dialect.ErrorMessage(body)
 		e := statusError(resp, body, msg, c.opts.Now())
+		if resp.StatusCode == http.StatusNotFound {
+			e.Message += " (no such endpoint: " + hreq.Method + " " + requestURL(hreq.URL) + "; check the base URL)"
+		}
 		if k := protocol.KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
 			e.Kind = k
 		}
-		return r.redact(e), false
+		return r.redact(e), partial, false
 	}
 	body := &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity, timer: timer}
 	dec := c.dialect.NewDecoder(body)
+	lim := req.Limits.WithDefaults()
+	if ld, ok := dec.(Limited); ok {
+		ld.SetLimits(lim)
+	}
+	// The text and thinking are counted as they pass: the consumer streams them on, so
+	// nothing here holds them, and a runaway answer ends at the limit.
+	var size int64
 	for dec.Next() {
-		if !yield(dec.Message()) {
-			return nil, true
+		m := dec.Message()
+		if m.Kind == protocol.KindText || m.Kind == protocol.KindThinking {
+			size += int64(len(m.Text) + len(m.Redacted))
+			if size > lim.MaxResponseBytes {
+				return TooLarge("text and thinking", lim.MaxResponseBytes, "max_response_bytes"), c.partial(dec), false
+			}
+		}
+		if !yield(m) {
+			return nil, partial, true
 		}
 	}
 	if derr := dec.Err(); derr != nil {
-		return r.redact(c.failure(actx, derr, "read stream")), false
+		return r.redact(c.failure(actx, derr, "read stream")), c.partial(dec), false
 	}
-	return nil, false
+	return nil, partial, false
+}
+
+// partial returns the usage dec reported before it failed, if it can tell.
+func (c *Client) partial(dec Decoder) protocol.Usage {
+	if pu, ok := dec.(PartialUsager); ok {
+		return pu.PartialUsage()
+	}
+	return protocol.Usage{}
 }
 
 // failure classifies an error of one attempt. An idle timeout comes first: the decoder

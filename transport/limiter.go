@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // Limiter is the shared backpressure of one provider endpoint. When any client sharing
@@ -48,7 +50,8 @@ func (l *Limiter) Pause(d time.Duration) {
 	l.pauses++
 }
 
-// Wait blocks until no pause is running or ctx ends.
+// Wait blocks until no pause is running or ctx ends. Each wait is announced first
+// (protocol.NoticeWait): waiting out a pause is never a silent session.
 func (l *Limiter) Wait(ctx context.Context) error {
 	if l == nil {
 		return ctx.Err()
@@ -60,6 +63,7 @@ func (l *Limiter) Wait(ctx context.Context) error {
 		if d <= 0 {
 			return ctx.Err()
 		}
+		protocol.NoticeWait(ctx, d)
 		if err := sleep(ctx, d); err != nil {
 			return err
 		}

@@ -28,7 +28,8 @@ import (
 // A tool_use block still open at message_stop is emitted with its partial input, unless
 // the stop reason is max_tokens: then its input is truncated by construction and a tool
 // must not run on it, so the call is dropped and the max_tokens stop tells the loop the
-// turn failed. Server tool blocks, citations, pings and unknown events are ignored.
+// turn failed. A content_block_start at the index of a block still open closes that
+// block first (Ollama does this), keeping both. Server tool blocks, citations, pings and unknown events are ignored.
 //
 // Err is nil only after message_stop. An error event gives an *transport.Error whose
 // Kind follows the API's error type; a body that ends before message_stop, or a data
@@ -36,6 +37,7 @@ import (
 // A read error of the body is returned as it is.
 type Decoder struct {
 	sse    *sse.Decoder
+	limits protocol.Limits
 	blocks map[int]*block
 	usage  protocol.Usage
 	reason string
@@ -43,7 +45,10 @@ type Decoder struct {
 	queue transport.Queue
 	wire  wireEvent // the event being applied, reused to spare an allocation per event
 	done  bool      // message_stop seen
-	err   error
+	// displaced counts blocks closed by a start at their index, whose own stops may
+	// still come (under another index).
+	displaced int
+	err       error
 }
 
 // block is the state of one open content block.
@@ -57,7 +62,18 @@ type block struct {
 
 // NewDecoder returns a decoder reading the SSE body r.
 func NewDecoder(r io.Reader) *Decoder {
-	return &Decoder{sse: sse.NewDecoder(r), blocks: map[int]*block{}}
+	d := &Decoder{sse: sse.NewDecoder(r), blocks: map[int]*block{}}
+	d.SetLimits(protocol.Limits{})
+	return d
+}
+
+// SetLimits bounds what the decoder holds (transport.Limited); call it before the
+// first Next. A tool input past its limit ends the stream with an error of Kind
+// protocol.ErrTooLarge, and so do a thinking signature past the response limit and an
+// SSE line past transport.MaxLine.
+func (d *Decoder) SetLimits(l protocol.Limits) {
+	d.limits = l.WithDefaults()
+	d.sse.SetMaxLine(transport.MaxLine(d.limits))
 }
 
 // Message returns the message read by the last successful Next.
@@ -102,7 +118,7 @@ func (d *Decoder) endError() error {
 	case err == nil:
 		return &transport.Error{Kind: protocol.ErrStream, Message: errNoStop}
 	case errors.Is(err, sse.ErrLineTooLong), errors.Is(err, sse.ErrEventTooLong):
-		return &transport.Error{Kind: protocol.ErrStream, Message: err.Error()}
+		return &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: " + err.Error()}
 	}
 	return err
 }
@@ -155,14 +171,17 @@ func (d *Decoder) event(e sse.Event) {
 }
 
 func (d *Decoder) blockStart(w *wireEvent) {
-	if _, open := d.blocks[w.Index]; open {
-		d.fail("content_block_start for block %d, which is already open", w.Index)
-		return
-	}
 	cb := w.ContentBlock
 	if cb == nil {
 		d.fail("content_block_start for block %d without content_block", w.Index)
 		return
+	}
+	if old, open := d.blocks[w.Index]; open {
+		// Some servers (Ollama) start a block at the index of one still open: the start
+		// closes the old block, and one stray stop later is forgiven.
+		delete(d.blocks, w.Index)
+		d.finish(old)
+		d.displaced++
 	}
 	d.blocks[w.Index] = &block{typ: cb.Type, id: cb.ID, name: cb.Name, start: cb.Input}
 	switch cb.Type {
@@ -195,17 +214,31 @@ func (d *Decoder) delta(w *wireEvent) {
 			d.emit(protocol.Message{Kind: protocol.KindThinking, Text: w.Delta.Thinking})
 		}
 	case "signature_delta":
+		if int64(len(b.signature)+len(w.Delta.Signature)) > d.limits.MaxResponseBytes {
+			d.err = transport.TooLarge("a thinking signature", d.limits.MaxResponseBytes, "max_response_bytes")
+			return
+		}
 		b.signature += w.Delta.Signature
 	case "input_json_delta":
-		if b.typ == "tool_use" {
-			b.input = append(b.input, w.Delta.PartialJSON...)
+		if b.typ != "tool_use" {
+			break
 		}
+		if int64(len(b.input)+len(w.Delta.PartialJSON)) > d.limits.MaxToolInputBytes {
+			b.input = nil
+			d.err = transport.TooLarge("the input of tool call "+b.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+			return
+		}
+		b.input = append(b.input, w.Delta.PartialJSON...)
 	}
 	// citations_delta and delta types added later are ignored.
 }
 
 func (d *Decoder) blockStop(index int) {
 	b, open := d.blocks[index]
+	if !open && d.displaced > 0 {
+		d.displaced-- // the stop of a block a later start closed, under another index
+		return
+	}
 	if !open {
 		d.fail("content_block_stop for block %d, which is not open", index)
 		return
@@ -301,3 +334,7 @@ func clip(b []byte, n int) string {
 	}
 	return string(b)
 }
+
+// PartialUsage returns the usage that arrived so far, also when the stream failed: a
+// stream cut that no retry repairs still cost those tokens.
+func (d *Decoder) PartialUsage() protocol.Usage { return d.usage }

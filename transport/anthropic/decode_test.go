@@ -127,9 +127,10 @@ func TestDecodeProtocolViolations(t *testing.T) {
 			give: start + "data: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
 			want: "content_block_stop for block 1, which is not open",
 		},
-		"start for an open block": {
-			give: start + block(0) + block(0),
-			want: "content_block_start for block 0, which is already open",
+		"stop for a block never started, after a start closed an open one": {
+			give: start + block(0) + block(0) + "data: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+				"data: {\"type\":\"content_block_stop\",\"index\":1}\n\n" + "data: {\"type\":\"content_block_stop\",\"index\":2}\n\n",
+			want: "content_block_stop for block 2, which is not open",
 		},
 		"start without content_block": {
 			give: start + "data: {\"type\":\"content_block_start\",\"index\":0}\n\n",

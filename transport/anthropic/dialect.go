@@ -24,6 +24,7 @@ const (
 // Config describes one Anthropic endpoint. Zero values take the defaults in brackets.
 type Config struct {
 	// BaseURL is the API root; requests go to BaseURL + "/messages" [DefaultBaseURL].
+	// A base of only a host ("http://localhost:11434") means its "/v1".
 	BaseURL string
 	// APIKey is sent as x-api-key; an empty key sends no such header (keyless local
 	// servers, or an Authorization header given in Headers).
@@ -46,10 +47,7 @@ type Dialect struct {
 
 // New returns the dialect of the endpoint cfg describes.
 func New(cfg Config) *Dialect {
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
+	base := transport.APIRoot(cfg.BaseURL, DefaultBaseURL)
 	version := cfg.Version
 	if version == "" {
 		version = DefaultVersion
@@ -132,6 +130,9 @@ func requestBody(req protocol.Request) ([]byte, error) {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
 		w.Tools = append(w.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if req.ToolChoice == protocol.ToolChoiceNone && len(w.Tools) > 0 {
+		w.ToolChoice = &wireToolChoice{Type: "none"}
 	}
 	if n := len(w.Tools); n > 0 {
 		w.Tools[n-1].CacheControl = ephemeral()

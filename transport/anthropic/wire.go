@@ -9,9 +9,15 @@ type wireRequest struct {
 	Stream       bool              `json:"stream"`
 	System       []wireSystemBlock `json:"system,omitempty"`
 	Tools        []wireTool        `json:"tools,omitempty"`
+	ToolChoice   *wireToolChoice   `json:"tool_choice,omitempty"`
 	Messages     []json.RawMessage `json:"messages"`
 	Thinking     *wireThinking     `json:"thinking,omitempty"`
 	OutputConfig *wireOutputConfig `json:"output_config,omitempty"`
+}
+
+// wireToolChoice is the tool_choice member: {"type":"none"} forbids tool use.
+type wireToolChoice struct {
+	Type string `json:"type"`
 }
 
 // wireCacheControl marks a prompt-cache breakpoint.

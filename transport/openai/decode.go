@@ -36,6 +36,8 @@ type Decoder struct {
 	refused bool
 	usage   protocol.Usage
 
+	limits protocol.Limits
+
 	calls   []*call // open calls, in arrival order
 	byIndex map[int]*call
 	last    *call
@@ -52,7 +54,17 @@ type call struct {
 // NewDecoder returns a decoder reading the response body r.
 func NewDecoder(r io.Reader) *Decoder {
 	h := wire.NewHeadReader(r)
-	return &Decoder{events: sse.NewDecoder(h), head: h, byIndex: map[int]*call{}}
+	d := &Decoder{events: sse.NewDecoder(h), head: h, byIndex: map[int]*call{}}
+	d.SetLimits(protocol.Limits{})
+	return d
+}
+
+// SetLimits bounds what the decoder holds (transport.Limited); call it before the
+// first Next. A tool input past its limit ends the stream with an error of Kind
+// protocol.ErrTooLarge, and so does an SSE line past transport.MaxLine.
+func (d *Decoder) SetLimits(l protocol.Limits) {
+	d.limits = l.WithDefaults()
+	d.events.SetMaxLine(transport.MaxLine(d.limits))
 }
 
 // Message returns the message read by the last successful Next.
@@ -191,6 +203,10 @@ func (d *Decoder) addCall(index *int, id string, fn functionDelta) {
 	}
 	c.args = appendArguments(c.args, fn.Arguments)
 	d.last = c
+	if int64(len(c.args)) > d.limits.MaxToolInputBytes {
+		c.args = nil
+		d.err = transport.TooLarge("the input of tool call "+c.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+	}
 }
 
 // findCall returns the call a fragment belongs to, opening a new one when needed. A
@@ -284,8 +300,8 @@ func (d *Decoder) complete() {
 // end handles the end of the body without [DONE].
 func (d *Decoder) end() {
 	if err := d.events.Err(); err != nil {
-		if errors.Is(err, sse.ErrLineTooLong) {
-			d.err = &transport.Error{Kind: protocol.ErrStream, Message: "read chunk: " + err.Error()}
+		if errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLong) {
+			d.err = &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: read chunk: " + err.Error()}
 			return
 		}
 		d.err = err
@@ -344,3 +360,7 @@ func normalizeUsage(u usage) protocol.Usage {
 		CacheRead: cached,
 	}
 }
+
+// PartialUsage returns the usage that arrived so far, also when the stream failed: a
+// stream cut that no retry repairs still cost those tokens.
+func (d *Decoder) PartialUsage() protocol.Usage { return d.usage }

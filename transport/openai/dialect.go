@@ -31,7 +31,7 @@ const (
 // Config describes one Chat Completions endpoint.
 type Config struct {
 	// BaseURL is the API root that "/chat/completions" is appended to; a trailing
-	// slash is trimmed. Empty means DefaultBaseURL.
+	// slash is trimmed. Empty means DefaultBaseURL; a base of only a host means its "/v1".
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <key>" when it is not empty, so keyless
 	// local servers work.
@@ -58,10 +58,7 @@ var _ transport.Dialect = (*Dialect)(nil)
 
 // New returns the dialect for cfg, with its defaults filled in.
 func New(cfg Config) *Dialect {
-	cfg.BaseURL = strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
+	cfg.BaseURL = transport.APIRoot(cfg.BaseURL, DefaultBaseURL)
 	if cfg.MaxTokensField == "" {
 		cfg.MaxTokensField = MaxTokens
 		if u, err := url.Parse(cfg.BaseURL); err == nil && strings.EqualFold(u.Hostname(), "api.openai.com") {
@@ -97,6 +94,9 @@ func (d *Dialect) body(req protocol.Request) ([]byte, error) {
 		Tools:         convertTools(req.Tools),
 		Stream:        true,
 		StreamOptions: &streamOptions{IncludeUsage: true},
+	}
+	if req.ToolChoice == protocol.ToolChoiceNone && len(cr.Tools) > 0 {
+		cr.ToolChoice = protocol.ToolChoiceNone
 	}
 	if req.MaxTokens > 0 {
 		switch d.cfg.MaxTokensField {

@@ -7,6 +7,7 @@ type chatRequest struct {
 	Model               string         `json:"model"`
 	Messages            []chatMessage  `json:"messages"`
 	Tools               []chatTool     `json:"tools,omitempty"`
+	ToolChoice          string         `json:"tool_choice,omitempty"`
 	MaxTokens           int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`

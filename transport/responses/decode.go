@@ -29,6 +29,7 @@ type Decoder struct {
 	err   error
 	done  bool
 
+	limits   protocol.Limits
 	sawEvent bool
 	refused  bool
 	calls    []*fnCall // in arrival order
@@ -50,7 +51,27 @@ type fnCall struct {
 // NewDecoder returns a decoder reading the response body r.
 func NewDecoder(r io.Reader) *Decoder {
 	h := wire.NewHeadReader(r)
-	return &Decoder{events: sse.NewDecoder(h), head: h, byItem: map[string]*fnCall{}, byOutput: map[int]*fnCall{}}
+	d := &Decoder{events: sse.NewDecoder(h), head: h, byItem: map[string]*fnCall{}, byOutput: map[int]*fnCall{}}
+	d.SetLimits(protocol.Limits{})
+	return d
+}
+
+// SetLimits bounds what the decoder holds (transport.Limited); call it before the
+// first Next. A function call's arguments past the tool input limit end the stream
+// with an error of Kind protocol.ErrTooLarge, and so does an SSE line past
+// transport.MaxLine.
+func (d *Decoder) SetLimits(l protocol.Limits) {
+	d.limits = l.WithDefaults()
+	d.events.SetMaxLine(transport.MaxLine(d.limits))
+}
+
+// checkArgs fails the stream when c's arguments passed the tool input limit, and
+// drops them.
+func (d *Decoder) checkArgs(c *fnCall) {
+	if int64(len(c.args)) > d.limits.MaxToolInputBytes {
+		c.args = nil
+		d.err = transport.TooLarge("the input of tool call "+c.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+	}
 }
 
 // Message returns the message read by the last successful Next.
@@ -155,11 +176,17 @@ func (d *Decoder) apply(typ string, e *event) {
 		}
 	case "response.function_call_arguments.delta":
 		c := d.callFor(e.OutputIndex, e.ItemID)
+		if int64(len(c.args)+len(e.Delta)) > d.limits.MaxToolInputBytes {
+			c.args = c.args[:0:0]
+			d.err = transport.TooLarge("the input of tool call "+c.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+			return
+		}
 		c.args = append(c.args, e.Delta...)
 	case "response.function_call_arguments.done":
 		c := d.callFor(e.OutputIndex, e.ItemID)
 		if e.Arguments != nil {
 			c.args = append(c.args[:0], *e.Arguments...)
+			d.checkArgs(c)
 		}
 		if c.name == "" {
 			c.name = e.Name
@@ -168,12 +195,19 @@ func (d *Decoder) apply(typ string, e *event) {
 		if e.Item != nil && e.Item.Type == "function_call" {
 			c := d.callFor(e.OutputIndex, e.Item.ID)
 			c.update(e.Item)
+			if d.checkArgs(c); d.err != nil {
+				return
+			}
 			d.emitCall(c)
 		}
 	case "response.completed":
 		d.flushCalls()
 		reason := "end_turn"
 		switch {
+		case e.Response.atLimit():
+			// Some servers (Ollama) report completed when the answer stopped at
+			// max_output_tokens: the answer is truncated, whatever the status says.
+			reason = "max_tokens"
 		case d.emitted > 0:
 			reason = "tool_use"
 		case d.refused:
@@ -213,12 +247,17 @@ func (d *Decoder) emit(kind protocol.Kind, text string) {
 	}
 }
 
-// callFor returns the call an event belongs to, by item id, then by output index, and
+// callFor returns the call an event belongs to, by item id, then by output index (only
+// when the ids do not disagree), and
 // the latest call when the event names neither; it opens a new call when none fits.
 func (d *Decoder) callFor(outputIndex *int, itemID string) *fnCall {
 	c := d.byItem[itemID]
 	if c == nil && outputIndex != nil {
-		c = d.byOutput[*outputIndex]
+		// Some servers (Ollama) give every call of a turn the same output index: an
+		// index only names a call whose item id is unknown or the same.
+		if oc := d.byOutput[*outputIndex]; oc != nil && (itemID == "" || oc.itemID == "") {
+			c = oc
+		}
 	}
 	if c == nil && outputIndex == nil && itemID == "" && len(d.calls) > 0 {
 		c = d.calls[len(d.calls)-1]
@@ -301,8 +340,8 @@ func (d *Decoder) finish(e *event, reason string) {
 // end handles the end of the body before a terminal event.
 func (d *Decoder) end() {
 	if err := d.events.Err(); err != nil {
-		if errors.Is(err, sse.ErrLineTooLong) {
-			d.err = &transport.Error{Kind: protocol.ErrStream, Message: "read event: " + err.Error()}
+		if errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLong) {
+			d.err = &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: read event: " + err.Error()}
 			return
 		}
 		d.err = err

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
@@ -23,7 +22,7 @@ const DefaultBaseURL = "https://api.openai.com/v1"
 // Config describes one Responses API endpoint.
 type Config struct {
 	// BaseURL is the API root that "/responses" is appended to; a trailing slash is
-	// trimmed. Empty means DefaultBaseURL.
+	// trimmed. Empty means DefaultBaseURL; a base of only a host means its "/v1".
 	BaseURL string
 	// APIKey is sent as "Authorization: Bearer <key>" when it is not empty.
 	APIKey string
@@ -42,10 +41,7 @@ var _ transport.Dialect = (*Dialect)(nil)
 
 // New returns the dialect for cfg, with its defaults filled in.
 func New(cfg Config) *Dialect {
-	cfg.BaseURL = strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
+	cfg.BaseURL = transport.APIRoot(cfg.BaseURL, DefaultBaseURL)
 	return &Dialect{endpoint: cfg.BaseURL + "/responses", cfg: cfg}
 }
 
@@ -62,6 +58,9 @@ func (d *Dialect) NewRequest(ctx context.Context, req protocol.Request) (*http.R
 		Tools:           convertTools(req.Tools),
 		MaxOutputTokens: req.MaxTokens,
 		Stream:          true,
+	}
+	if req.ToolChoice == protocol.ToolChoiceNone && len(r.Tools) > 0 {
+		r.ToolChoice = protocol.ToolChoiceNone
 	}
 	if req.Thinking.Mode == "enabled" || req.Thinking.Mode == "adaptive" {
 		r.Reasoning = &reasoning{Effort: req.Thinking.Effort}

@@ -12,6 +12,7 @@ type request struct {
 	Instructions    string      `json:"instructions,omitempty"`
 	Input           []inputItem `json:"input"`
 	Tools           []tool      `json:"tools,omitempty"`
+	ToolChoice      string      `json:"tool_choice,omitempty"`
 	MaxOutputTokens int         `json:"max_output_tokens,omitempty"`
 	Reasoning       *reasoning  `json:"reasoning,omitempty"`
 	Stream          bool        `json:"stream"`
@@ -53,23 +54,39 @@ type eventType struct {
 // event holds the members of the events the decoder handles; unknown members are
 // ignored.
 type event struct {
-	OutputIndex  *int    `json:"output_index"`
-	ItemID       string  `json:"item_id"`
-	SummaryIndex int     `json:"summary_index"`
-	Delta        string  `json:"delta"`
-	Name         string  `json:"name"`
-	Arguments    *string `json:"arguments"`
-	Item         *item   `json:"item"`
-	Response     *struct {
-		Usage             *usage            `json:"usage"`
-		Error             *wire.ErrorObject `json:"error"`
-		IncompleteDetails *struct {
-			Reason string `json:"reason"`
-		} `json:"incomplete_details"`
-	} `json:"response"`
+	OutputIndex  *int      `json:"output_index"`
+	ItemID       string    `json:"item_id"`
+	SummaryIndex int       `json:"summary_index"`
+	Delta        string    `json:"delta"`
+	Name         string    `json:"name"`
+	Arguments    *string   `json:"arguments"`
+	Item         *item     `json:"item"`
+	Response     *response `json:"response"`
 	// The top-level error event has its members at the top, or nested in error.
 	Error *wire.ErrorObject `json:"error"`
 	wire.ErrorObject
+}
+
+// response holds the members of an event's response object the decoder reads.
+type response struct {
+	Usage             *usage            `json:"usage"`
+	Error             *wire.ErrorObject `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	MaxOutputTokens int64 `json:"max_output_tokens"`
+}
+
+// atLimit reports whether a response said to be completed stopped at its output limit:
+// incomplete_details says max_output_tokens, or the output used the whole limit.
+func (r *response) atLimit() bool {
+	if r == nil {
+		return false
+	}
+	if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "max_output_tokens" {
+		return true
+	}
+	return r.MaxOutputTokens > 0 && r.Usage != nil && r.Usage.OutputTokens >= r.MaxOutputTokens
 }
 
 // item is an output item; only function_call items matter here.

@@ -55,12 +55,14 @@ type respResponse struct {
 }
 
 type respItem struct {
-	ID               string     `json:"id"`
-	Type             string     `json:"type"`
-	Status           string     `json:"status,omitempty"`
-	Role             string     `json:"role,omitempty"`
-	Content          []respPart `json:"content,omitempty"`
-	Summary          []respPart `json:"summary,omitempty"`
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Status string `json:"status,omitempty"`
+	Role   string `json:"role,omitempty"`
+	// Content is [] in a message item and Summary [] in a reasoning item from their
+	// start, as the API sends them (SDKs index them); other items have neither.
+	Content          []respPart `json:"content,omitzero"`
+	Summary          []respPart `json:"summary,omitzero"`
 	EncryptedContent string     `json:"encrypted_content,omitempty"`
 	CallID           string     `json:"call_id,omitempty"`
 	Name             string     `json:"name,omitempty"`
@@ -123,7 +125,7 @@ func (s *responsesStream) unit(u unit) {
 	case unitThinking:
 		if s.open == nil || s.open.Type != "reasoning" {
 			s.closeOpen()
-			s.open = &respItem{ID: s.itemID("rs"), Type: "reasoning"}
+			s.open = &respItem{ID: s.itemID("rs"), Type: "reasoning", Summary: []respPart{}}
 			s.send(respEvent{Type: "response.output_item.added", OutputIndex: s.index(), Item: s.open}, false)
 			s.send(respEvent{Type: "response.reasoning_summary_part.added", ItemID: s.open.ID, OutputIndex: s.index(),
 				SummaryIndex: ptr(0), Part: &respPart{Type: "summary_text"}}, false)
@@ -144,7 +146,7 @@ func (s *responsesStream) unit(u unit) {
 	case unitText:
 		if s.open == nil || s.open.Type != "message" {
 			s.closeOpen()
-			s.open = &respItem{ID: s.itemID("msg"), Type: "message", Status: "in_progress", Role: "assistant"}
+			s.open = &respItem{ID: s.itemID("msg"), Type: "message", Status: "in_progress", Role: "assistant", Content: []respPart{}}
 			s.send(respEvent{Type: "response.output_item.added", OutputIndex: s.index(), Item: s.open}, false)
 			s.send(respEvent{Type: "response.content_part.added", ItemID: s.open.ID, OutputIndex: s.index(),
 				ContentIndex: ptr(0), Part: &respPart{Type: "output_text"}}, false)

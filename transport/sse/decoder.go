@@ -294,7 +294,9 @@ func (d *Decoder) fill() {
 		d.start = 0
 	}
 	if d.end == len(d.buf) {
-		nb := make([]byte, 2*len(d.buf))
+		// Growth stops just past the line limit: a longer line fails before the next
+		// fill, so a hostile line never costs more than the limit.
+		nb := make([]byte, max(min(2*len(d.buf), d.maxLine+2), len(d.buf)+1))
 		copy(nb, d.buf[:d.end])
 		d.buf = nb
 	}
