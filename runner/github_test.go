@@ -266,7 +266,7 @@ func TestGitHubRun(t *testing.T) {
 	absSummary, err := filepath.Abs(filepath.Join(out, SummaryFile))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"status": "failure", "passed": "2", "failed": "1",
-		"total-cost-usd": "0.000000", "summary-json": absSummary}, outputs)
+		"total-cost-usd": "0.000000", "summary-json": absSummary, "conclusion": "failure"}, outputs)
 	assert.FileExists(t, outputs["summary-json"])
 
 	md, err := os.ReadFile(filepath.Join(out, SummaryMDFile))

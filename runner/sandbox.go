@@ -59,7 +59,7 @@ func (r *Runner) checkSandbox(sessions []jobs.Session) error {
 			continue
 		}
 		seen[l] = true
-		if err := rep.Supports(l); err != nil {
+		if err := levelError(sandbox.Level(s.Settings.Sandbox.Level), l, rep); err != nil {
 			missing = append(missing, fmt.Sprintf("session %s: %v", s.Key, err))
 		}
 	}
@@ -68,6 +68,17 @@ func (r *Runner) checkSandbox(sessions []jobs.Session) error {
 			ErrSandbox, strings.Join(missing, "; "))
 	}
 	return nil
+}
+
+// levelError says why a session cannot run at level l (want is what its spec asked
+// for, "" for the best): the machine lacks it, or the best is no confinement at all,
+// which only an explicit off may choose.
+func levelError(want, l sandbox.Level, rep sandbox.Report) error {
+	if want == "" && l == sandbox.LevelOff {
+		return fmt.Errorf("this machine cannot confine tools (%v); write sandbox: {level: \"off\"} to run them unconfined",
+			rep.Supports(sandbox.LevelLandlock))
+	}
+	return rep.Supports(l)
 }
 
 func (r *Runner) sandboxReport() sandbox.Report {
@@ -119,7 +130,7 @@ func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, ac
 	if level == "" {
 		level = rep.Best()
 	}
-	if err := rep.Supports(level); err != nil {
+	if err := levelError(req.Level, level, rep); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
 	}
 	mode, err := sandbox.ParseMode(req.BashMode)

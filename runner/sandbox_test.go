@@ -46,6 +46,36 @@ jobs:
 	assert.NoDirExists(t, out, "nothing was written")
 }
 
+// TestRunRefusesASilentOff checks that a machine with no confinement at all runs
+// nothing unless the spec says off, and then runs it.
+func TestRunRefusesASilentOff(t *testing.T) {
+	none := &sandbox.Report{}
+	for _, tt := range []struct {
+		name, defaults string
+		wantErr        bool
+	}{
+		{"level absent", "{model: success}", true},
+		{"off spelled out", `{model: success, sandbox: {level: "off"}}`, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := writeSpec(t, dir, "version: 1\ndefaults: "+tt.defaults+"\njobs:\n  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}\n")
+			out := filepath.Join(dir, "out")
+			sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+				Sandbox: runner.SandboxOptions{Report: none}}).Run(context.Background(), spec)
+			if tt.wantErr {
+				require.ErrorIs(t, err, runner.ErrSandbox)
+				assert.Contains(t, err.Error(), `write sandbox: {level: "off"}`)
+				assert.NoDirExists(t, out)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, 1, sum.Totals.Passed, sum.Text())
+			assert.Equal(t, "off", sum.Sessions[0].Sandbox)
+		})
+	}
+}
+
 // TestRunRecordsTheSandbox runs a session whose tool wrote a file and checks that its
 // session_start and result.json name the level and the layers in force.
 func TestRunRecordsTheSandbox(t *testing.T) {

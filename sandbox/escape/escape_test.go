@@ -251,7 +251,9 @@ func (fx *fixture) sleeperAlive() bool {
 	}
 	s := string(st)
 	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && (s[i+2] == 'S' || s[i+2] == 'R')
+	// Running, sleeping, or in a disk wait (a loaded machine pages a fresh sleeper in);
+	// stopped, traced or dead is what an attempt on it looks like.
+	return i > 0 && i+2 < len(s) && strings.IndexByte("RSD", s[i+2]) >= 0
 }
 
 // expander replaces the placeholders of one attempt: the fixture's and {OUT} (a path in
