@@ -8,8 +8,10 @@
 #   docker build --build-arg VERSION=$(git describe --tags --always) -t agentrun .
 #   docker run --rm -v "$PWD:/work" -w /work -e ANTHROPIC_API_KEY agentrun run jobs.yaml --out out
 #
-# Add the toolchains your jobs' checks need (go, node, …) in an image built FROM this
-# one. For a Kubernetes Job see examples/kubernetes/.
+# It carries no toolchain: for jobs whose checks need one (the quick start runs go test),
+# start FROM the toolchain's image and COPY --from this one /usr/local/bin/agentrun and
+# /usr/bin/tini-static (the README's Docker section). For a Kubernetes Job see
+# examples/kubernetes/.
 
 ARG GO_VERSION=1.26
 

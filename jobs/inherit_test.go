@@ -99,8 +99,8 @@ func TestInheritance(t *testing.T) {
 				r.Timeout, r.ToolTimeout, r.IdleTimeout = time.Hour, 90*time.Second, 90*time.Second
 			},
 		},
-		"unquoted bash_mode": {
-			job:  []string{"bash_mode: 0777"},
+		"quoted bash_mode": {
+			job:  []string{`bash_mode: "0777"`},
 			want: func(r *Resolved, _ string) { r.BashMode = "0777" },
 		},
 		"matrix beats job and defaults": {

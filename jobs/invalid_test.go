@@ -180,8 +180,13 @@ func TestParseInvalid(t *testing.T) {
 		},
 		{
 			name:     "bash_mode with digit 8",
-			give:     doc("version: 1", "defaults:", "  bash_mode: 0487", "jobs:", "  - id: a", "    prompt: hi"),
+			give:     doc("version: 1", "defaults:", "  bash_mode: '0487'", "jobs:", "  - id: a", "    prompt: hi"),
 			wantLine: 3, wantCol: 14, wantField: "defaults.bash_mode", wantMsg: `invalid value "0487"`,
+		},
+		{
+			name:     "unquoted bash_mode",
+			give:     doc("version: 1", "defaults:", "  bash_mode: 0777", "jobs:", "  - id: a", "    prompt: hi"),
+			wantLine: 3, wantCol: 14, wantField: "defaults.bash_mode", wantMsg: `want a quoted string of four octal digits such as "0467", got the integer 0777`,
 		},
 		{
 			name:     "duplicate job id",

@@ -115,9 +115,13 @@ func plainScalar(tag string) bool {
 func (d *decoder) text(n *yaml.Node, path string, o opts) (string, bool, bool) {
 	tag := n.ShortTag()
 	if n.Kind != yaml.ScalarNode || (tag != "!!str" && !(o.anyScalar && plainScalar(tag))) {
-		if o.anyScalar {
+		switch {
+		case o.anyScalar:
 			d.typeErr(n, path, "a string, number or boolean")
-		} else {
+		case o.pattern != "" && n.Kind == yaml.ScalarNode:
+			// bash_mode: 0467 unquoted is the octal number 311 to a YAML 1.1 reader.
+			d.typeErr(n, path, "a quoted string of "+o.want)
+		default:
 			d.typeErr(n, path, "a string")
 		}
 		return "", false, false

@@ -24,6 +24,10 @@ const (
 	hostPattern = `^((\*\.|\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)$`
 )
 
+// SchemaID is the $id of the job spec schema. The schema is also committed as
+// jobs/jobs.schema.json, which the examples name in their yaml-language-server modeline.
+const SchemaID = "https://github.com/agentrun/agentrun/schema/jobs/v1.json"
+
 // Schema returns the JSON Schema (draft 2020-12) of job spec files, generated from the
 // Go types: keys from their yaml tags, descriptions from their doc tags, every object
 // closed with additionalProperties false. Editors use it to complete and check specs;
@@ -32,6 +36,7 @@ const (
 func Schema() []byte {
 	root := schemaOf(specType, opts{})
 	root.prepend("title", "agentrun job spec")
+	root.prepend("$id", SchemaID)
 	root.prepend("$schema", "https://json-schema.org/draft/2020-12/schema")
 	root.set("description", "Jobs for agentrun run: defaults every job inherits, and the jobs, each of which expands into sessions by matrix and repeat.")
 	root.set("patternProperties", newObj().set("^"+extensionPrefix, newObj().set("description", "Ignored; a place for YAML anchors.")))

@@ -117,3 +117,71 @@ func TestSchemaShape(t *testing.T) {
 	}
 	assert.Equal(t, Schema(), Schema(), "the schema is deterministic")
 }
+
+func TestSchemaID(t *testing.T) {
+	var root struct {
+		ID string `json:"$id"`
+	}
+	require.NoError(t, json.Unmarshal(Schema(), &root))
+	assert.Equal(t, SchemaID, root.ID)
+}
+
+// TestSchemaFile checks that jobs.schema.json, which editors load through the examples'
+// modeline, is the schema of this code: `go run ./cmd/agentrun schema > jobs/jobs.schema.json`.
+func TestSchemaFile(t *testing.T) {
+	b, err := os.ReadFile("jobs.schema.json")
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(bytes.TrimSpace(Schema()), bytes.TrimSpace(b)),
+		"jobs.schema.json is stale: go run ./cmd/agentrun schema > jobs/jobs.schema.json")
+}
+
+// TestSchemaAgreesOnBashMode checks the schema and Parse against each other.
+func TestSchemaAgreesOnBashMode(t *testing.T) {
+	sch := specSchema(t)
+	tests := map[string]struct {
+		give    string
+		wantErr bool
+	}{
+		"four octal digits":       {give: `"0467"`},
+		"a variable":              {give: `'${MODE:-0405}'`},
+		"digit 9":                 {give: `"0999"`, wantErr: true},
+		"three digits":            {give: `"467"`, wantErr: true},
+		"five digits":             {give: `"04670"`, wantErr: true},
+		"unquoted three digits":   {give: `467`, wantErr: true},
+		"unquoted octal digits":   {give: `0467`, wantErr: true},
+		"unquoted with a digit 9": {give: `0999`, wantErr: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			data := []byte(doc("version: 1", "jobs: [{id: a, prompt: hi, bash_mode: "+tt.give+"}]"))
+			v, ok := yamlValue(t, data)
+			require.True(t, ok)
+			_, parseErr := Parse("jobs.yaml", data, func(string) (string, bool) { return "", false })
+			if tt.wantErr {
+				assert.Error(t, sch.Validate(v), "schema")
+				assert.ErrorContains(t, parseErr, "bash_mode", "parse")
+				return
+			}
+			assert.NoError(t, sch.Validate(v), "schema")
+			assert.NoError(t, parseErr, "parse")
+		})
+	}
+}
+
+// TestExamplesNameTheSchema checks that every example spec starts with the modeline
+// that points yaml-language-server at jobs.schema.json.
+func TestExamplesNameTheSchema(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			b, err := os.ReadFile(file)
+			require.NoError(t, err)
+			first, _, _ := bytes.Cut(b, []byte("\n"))
+			assert.Equal(t, "# yaml-language-server: $schema=../jobs/jobs.schema.json", string(first))
+			_, err = os.Stat(filepath.Join(filepath.Dir(file), "../jobs/jobs.schema.json"))
+			assert.NoError(t, err, "the modeline's path")
+		})
+	}
+}

@@ -70,7 +70,7 @@ type Settings struct {
 	IdleTimeout *time.Duration     `yaml:"idle_timeout" limit:"positive" doc:"Limit on a stretch with no provider byte and no tool output (default 5m)."`
 	ToolTimeout *time.Duration     `yaml:"tool_timeout" limit:"positive" doc:"Default time limit of one tool call (default 10m)."`
 	Tools       []Tool             `yaml:"tools" doc:"Tools offered to the model (default: all eight); an empty list offers none."`
-	BashMode    *string            `yaml:"bash_mode" scalars:"any" pattern:"^[0-7]{4}$" doc:"Safety policy: four octal digits for system, external, network and workspace access, read=4 write=2 execute=1 (default \"0467\")."`
+	BashMode    *string            `yaml:"bash_mode" pattern:"^[0-7]{4}$" doc:"Safety policy: a quoted string of four octal digits for system, external, network and workspace access, read=4 write=2 execute=1 (default \"0467\")."`
 	Sandbox     *SandboxSettings   `yaml:"sandbox" doc:"Kernel confinement of the tools: its level and the paths it opens besides the workspace and a private /tmp."`
 	Network     *NetworkSettings   `yaml:"network" doc:"Which hosts the tools reach through the sandbox's proxy when bash_mode's network digit is not 0."`
 	Budget      *BudgetSettings    `yaml:"budget" doc:"Per-session limits; the session ends with error_budget when one is reached."`
