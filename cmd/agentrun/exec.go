@@ -175,7 +175,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	defer messages.Close() // best effort: every append was already written
 	reaping := startReaper(a.Self, log)
 	defer reaping.close()
-	if err := pol.save(dir); err != nil {
+	if err := pol.save(dir, files); err != nil {
 		redactor.Close()
 		return err
 	}
