@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 
@@ -31,12 +30,7 @@ const (
 // returned wrapped (ErrTooLarge for a file over MaxSpecBytes); problems of the content
 // are a *SpecError.
 func Load(path string, env func(string) (string, bool)) (*Spec, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("load job spec: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	data, err := readSpec(path)
 	if err != nil {
 		return nil, fmt.Errorf("load job spec: %w", err)
 	}
