@@ -10,6 +10,7 @@
 #   scripts/fuzz.sh 60s        # 60 seconds per target
 #   JOBS=2 scripts/fuzz.sh 5m  # two targets at a time
 #   MIN_RATE=500 scripts/fuzz.sh 60s   # fail below 500 execs/s (default 1000)
+#   TARGETS='jobs|openai ' scripts/fuzz.sh 60s   # only targets whose "pkg Target" matches
 #
 # The Go fuzzer minimizes every new interesting input for up to a minute by default
 # and reports no executions meanwhile, which reads as a stall for a target with large
@@ -26,7 +27,9 @@ logs="$(mktemp -d)"
 targets=()
 for pkg in $(go list ./...); do
   for t in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz' || true); do
-    targets+=("$pkg $t")
+    if [[ -z "${TARGETS:-}" || "$pkg $t" =~ ${TARGETS} ]]; then
+      targets+=("$pkg $t")
+    fi
   done
 done
 echo "fuzzing ${#targets[@]} targets for $time each, $jobs at a time (logs in $logs)"
