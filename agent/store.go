@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -49,9 +50,38 @@ const (
 // any point leaves at most a torn last line, which Load ignores.
 type DirStore struct {
 	Dir string
+	// Files writes the folder's files: sink.Files, which masks secrets in all of them.
+	// Nil writes them as they are.
+	Files Files
 
-	made bool     // Dir is known to exist
-	f    *os.File // messages.jsonl, open for appending once used
+	made bool           // Dir is known to exist
+	f    io.WriteCloser // messages.jsonl, open for appending once used
+}
+
+// Files is what a DirStore writes its files with (sink.Files masks secrets in them).
+type Files interface {
+	// WriteFile replaces path atomically with data, synced to disk when sync is set.
+	WriteFile(path string, data []byte, sync bool) error
+	// OpenAppend opens path for appending whole lines, creating it when missing.
+	OpenAppend(path string) (io.WriteCloser, error)
+}
+
+// plainFiles writes files as they are.
+type plainFiles struct{}
+
+func (plainFiles) WriteFile(path string, data []byte, sync bool) error {
+	return writeFileAtomic(path, data, sync)
+}
+
+func (plainFiles) OpenAppend(path string) (io.WriteCloser, error) {
+	return os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+}
+
+func (d *DirStore) files() Files {
+	if d.Files == nil {
+		return plainFiles{}
+	}
+	return d.Files
 }
 
 var _ Store = (*DirStore)(nil)
@@ -159,7 +189,7 @@ func (d *DirStore) Append(turns []protocol.Turn) error {
 			}
 			d.made = true
 		}
-		f, err := os.OpenFile(filepath.Join(d.Dir, MessagesFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		f, err := d.files().OpenAppend(filepath.Join(d.Dir, MessagesFile))
 		if err != nil {
 			return fmt.Errorf("append messages: %w", err)
 		}
@@ -206,10 +236,10 @@ func (d *DirStore) Replace(turns []protocol.Turn, summary string) error {
 	if err := d.Close(); err != nil { // the file is about to be replaced
 		return err
 	}
-	if err := WriteFileAtomic(filepath.Join(d.Dir, SummaryFile), []byte(summary)); err != nil {
+	if err := d.files().WriteFile(filepath.Join(d.Dir, SummaryFile), []byte(summary), true); err != nil {
 		return err
 	}
-	return WriteFileAtomic(filepath.Join(d.Dir, MessagesFile), buf)
+	return d.files().WriteFile(filepath.Join(d.Dir, MessagesFile), buf, true)
 }
 
 // SaveStats atomically writes stats.json as one line. It is not synced to disk: the
@@ -220,7 +250,7 @@ func (d *DirStore) SaveStats(s Stats) error {
 	if err != nil {
 		return fmt.Errorf("save stats: %w", err)
 	}
-	return writeFileAtomic(filepath.Join(d.Dir, StatsFile), append(b, '\n'), false)
+	return d.files().WriteFile(filepath.Join(d.Dir, StatsFile), append(b, '\n'), false)
 }
 
 // WriteFileAtomic writes data to a temporary file in the same folder, syncs it and

@@ -19,8 +19,9 @@ const MaxProblems = 100
 type Problem struct {
 	// File is the spec's path as given to Parse.
 	File string
-	// Line and Column are 1-based; 0 means unknown (Column is unknown for YAML syntax
-	// errors, both are unknown for specs built in Go rather than parsed).
+	// Line and Column are 1-based; 0 means unknown (both are unknown for specs built
+	// in Go rather than parsed). For a YAML syntax error that the parser places only
+	// on a line, Column is that line's first character.
 	Line, Column int
 	// Field is the path of the offending value, such as "jobs[2].timeout"; empty for
 	// problems of the whole document.

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"os"
 	"path/filepath"
 	"testing"
@@ -27,37 +28,39 @@ func FuzzParse(f *testing.F) {
 	env := mapEnv(map[string]string{"HOME": "/home/fuzz", "EMPTY": "", "N": "3"})
 	path := filepath.Join("testdata", "valid", "fuzz.yaml")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := Parse(path, data, env)
-		if err != nil {
-			var se *SpecError
-			if !errors.As(err, &se) || len(se.Errors) == 0 {
-				t.Fatalf("error %T %v is not a *SpecError with problems", err, err)
-			}
-			for _, p := range se.Errors {
-				if p.Message == "" {
-					t.Fatalf("problem without a message: %+v", p)
+		fuzzguard.Run(len(data), func() {
+			s, err := Parse(path, data, env)
+			if err != nil {
+				var se *SpecError
+				if !errors.As(err, &se) || len(se.Errors) == 0 {
+					t.Fatalf("error %T %v is not a *SpecError with problems", err, err)
 				}
+				for _, p := range se.Errors {
+					if p.Message == "" {
+						t.Fatalf("problem without a message: %+v", p)
+					}
+				}
+				return
 			}
-			return
-		}
-		sessions, err := s.Sessions()
-		if err != nil {
-			t.Fatalf("parsed spec does not expand: %v", err)
-		}
-		if len(sessions) == 0 {
-			t.Fatal("parsed spec has no sessions")
-		}
-		if d1, d2 := s.Digest(), s.Digest(); d1 == "" || d1 != d2 {
-			t.Fatalf("digest %q then %q", d1, d2)
-		}
-		v, ok := yamlValue(t, data)
-		if !ok {
-			// Only the ignored x- keys can hold what JSON cannot (a cyclic alias, .inf):
-			// the parser rejects it everywhere else.
-			return
-		}
-		if err := sch.Validate(v); err != nil {
-			t.Fatalf("the schema rejects a spec that Parse accepts: %v", err)
-		}
+			sessions, err := s.Sessions()
+			if err != nil {
+				t.Fatalf("parsed spec does not expand: %v", err)
+			}
+			if len(sessions) == 0 {
+				t.Fatal("parsed spec has no sessions")
+			}
+			if d1, d2 := s.Digest(), s.Digest(); d1 == "" || d1 != d2 {
+				t.Fatalf("digest %q then %q", d1, d2)
+			}
+			v, ok := yamlValue(t, data)
+			if !ok {
+				// Only the ignored x- keys can hold what JSON cannot (a cyclic alias, .inf):
+				// the parser rejects it everywhere else.
+				return
+			}
+			if err := sch.Validate(v); err != nil {
+				t.Fatalf("the schema rejects a spec that Parse accepts: %v", err)
+			}
+		})
 	})
 }

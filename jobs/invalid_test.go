@@ -401,17 +401,17 @@ func TestParseInvalid(t *testing.T) {
 		{
 			name:     "syntax error",
 			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: [hi"),
-			wantLine: 4, wantCol: 0, wantField: "", wantMsg: "yaml: did not find expected ',' or ']'",
+			wantLine: 4, wantCol: 5, wantField: "", wantMsg: "yaml: did not find expected ',' or ']'",
 		},
 		{
 			name:     "syntax error in an unclosed list",
 			give:     doc("version: [1", "jobs: []"),
-			wantLine: 2, wantCol: 0, wantField: "", wantMsg: "yaml: did not find expected ',' or ']'",
+			wantLine: 2, wantCol: 1, wantField: "", wantMsg: "yaml: did not find expected ',' or ']'",
 		},
 		{
 			name:     "scanner error",
 			give:     doc("version: 1", "jobs:", "\t- id: a"),
-			wantLine: 3, wantCol: 0, wantField: "", wantMsg: "yaml: found character that cannot start any token",
+			wantLine: 3, wantCol: 1, wantField: "", wantMsg: "yaml: found character that cannot start any token: a tab",
 		},
 		{
 			name:     "unknown anchor",

@@ -9,12 +9,24 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// Limits of an output_schema, checked while it is converted, before the JSON Schema
+// compiler (whose work grows with the square of the depth) sees it.
+const (
+	// MaxOutputSchemaDepth is how deep mappings and sequences may nest in an output_schema.
+	MaxOutputSchemaDepth = 64
+	// MaxOutputSchemaBytes is the largest output_schema, as compact JSON.
+	MaxOutputSchemaBytes = 128 << 10
+)
+
 // jsonConverter writes a YAML value as compact JSON, keeping the order of mapping
-// keys, applying merge keys and (when expand is set) ${VAR} expansion in strings.
+// keys, applying merge keys and (when expand is set) ${VAR} expansion in strings. It
+// stops at the first value past MaxOutputSchemaDepth or MaxOutputSchemaBytes.
 type jsonConverter struct {
 	d      *decoder
 	expand bool
 	b      bytes.Buffer
+	depth  int
+	over   bool // a limit was reported; write nothing more
 }
 
 // convert returns the JSON of n, or false after reporting why it has none.
@@ -27,11 +39,26 @@ func (c *jsonConverter) convert(n *yaml.Node, path string) ([]byte, bool) {
 }
 
 func (c *jsonConverter) write(n *yaml.Node, path string) bool {
+	if c.over {
+		return false
+	}
+	switch {
+	case c.depth >= MaxOutputSchemaDepth:
+		c.d.ps.add(posOf(n), path, "nested more than %d levels deep: an output_schema may nest at most %d", MaxOutputSchemaDepth, MaxOutputSchemaDepth)
+		c.over = true
+		return false
+	case c.b.Len() > MaxOutputSchemaBytes:
+		c.d.ps.add(posOf(n), path, "output_schema larger than %d bytes as JSON", MaxOutputSchemaBytes)
+		c.over = true
+		return false
+	}
 	n, release, ok := c.d.enter(n, path)
 	if !ok {
 		return false
 	}
 	defer release()
+	c.depth++
+	defer func() { c.depth-- }()
 	switch n.Kind {
 	case yaml.MappingNode:
 		c.b.WriteByte('{')

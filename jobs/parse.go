@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -34,12 +30,7 @@ const (
 // returned wrapped (ErrTooLarge for a file over MaxSpecBytes); problems of the content
 // are a *SpecError.
 func Load(path string, env func(string) (string, bool)) (*Spec, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("load job spec: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	data, err := readSpec(path)
 	if err != nil {
 		return nil, fmt.Errorf("load job spec: %w", err)
 	}
@@ -84,11 +75,6 @@ func Parse(path string, data []byte, env func(string) (string, bool)) (*Spec, er
 	return s, nil
 }
 
-var (
-	yamlLine  = regexp.MustCompile(`^yaml: line (\d+): `)
-	anchorRef = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
-)
-
 // parseYAML returns the root node of the single document in data, or nil after
 // reporting why there is none.
 func parseYAML(data []byte, ps *problems) *yaml.Node {
@@ -117,28 +103,6 @@ func parseYAML(data []byte, ps *problems) *yaml.Node {
 		return nil
 	}
 	return doc.Content[0]
-}
-
-func syntaxProblem(err error, data []byte, ps *problems) {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	var at position
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		at.line, _ = strconv.Atoi(m[1])
-		msg = err.Error()[len(m[0]):]
-	}
-	switch {
-	case strings.HasPrefix(msg, "did not find expected"):
-		// The YAML parser (unlike its scanner) counts lines from 0, and leaves the
-		// line out when it is the first.
-		at.line++
-	case anchorRef.MatchString(msg):
-		name := anchorRef.FindStringSubmatch(msg)[1]
-		if i := bytes.Index(data, []byte("*"+name)); i >= 0 {
-			at.line = bytes.Count(data[:i], []byte("\n")) + 1
-			at.col = i - bytes.LastIndexByte(data[:i], '\n')
-		}
-	}
-	ps.add(at, "", "yaml: %s", msg)
 }
 
 // absDir returns the absolute directory of path, or its plain directory when the

@@ -67,6 +67,9 @@ func (v *validator) settings(st *Settings, path string) {
 	}
 	seen := map[Tool]int{}
 	for i, t := range st.Tools {
+		if t == "" {
+			continue // an unknown tool, already reported as such
+		}
 		if j, dup := seen[t]; dup {
 			p := fmt.Sprintf("%s.tools[%d]", path, i)
 			v.ps.add(s.at(p), p, "duplicate tool %q (first at %s)", t, s.at(fmt.Sprintf("%s.tools[%d]", path, j)))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -264,21 +265,23 @@ func FuzzParseEvent(f *testing.F) {
 	f.Add([]byte(`{"type":"tool_call","input":{ "a" : [1, 2] }}`))
 	f.Add([]byte(`{"type":"result","structured_output":[ 1 ],"total_cost_usd":-0}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		m, env, err := protocol.ParseEvent(line)
-		if err != nil {
-			return
-		}
-		out, err := protocol.AppendEvent(nil, m, env)
-		require.NoError(t, err)
-		require.True(t, json.Valid(out), "not valid JSON: %q", out)
-		require.True(t, utf8.Valid(out), "not valid UTF-8: %q", out)
-		require.False(t, bytes.ContainsAny(out, "\r\n"), "line break in %q", out)
-		again, env2, err := protocol.ParseEvent(out)
-		require.NoError(t, err, "line %q", out)
-		require.Equal(t, m, again)
-		require.Equal(t, env.Seq, env2.Seq)
-		require.Equal(t, env.SessionID, env2.SessionID)
-		require.Equal(t, env.JobID, env2.JobID)
+		fuzzguard.Run(len(line), func() {
+			m, env, err := protocol.ParseEvent(line)
+			if err != nil {
+				return
+			}
+			out, err := protocol.AppendEvent(nil, m, env)
+			require.NoError(t, err)
+			require.True(t, json.Valid(out), "not valid JSON: %q", out)
+			require.True(t, utf8.Valid(out), "not valid UTF-8: %q", out)
+			require.False(t, bytes.ContainsAny(out, "\r\n"), "line break in %q", out)
+			again, env2, err := protocol.ParseEvent(out)
+			require.NoError(t, err, "line %q", out)
+			require.Equal(t, m, again)
+			require.Equal(t, env.Seq, env2.Seq)
+			require.Equal(t, env.SessionID, env2.SessionID)
+			require.Equal(t, env.JobID, env2.JobID)
+		})
 	})
 }
 

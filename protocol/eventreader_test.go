@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"bytes"
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"io"
 	"strconv"
 	"strings"
@@ -141,30 +142,32 @@ func FuzzEventReader(f *testing.F) {
 		f.Add(append(line, '\n'))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		er := protocol.NewEventReader(bytes.NewReader(data))
-		er.SetMaxLine(1 << 12)
-		var msgs []protocol.Message
-		for er.Next() {
-			msgs = append(msgs, er.Message())
-		}
-		if err := er.Err(); err != nil {
-			var le *protocol.LineError
-			require.ErrorAs(t, err, &le)
-			require.Positive(t, le.Line)
-		}
-		// The events read re-encode to lines that read back the same.
-		var out []byte
-		for _, m := range msgs {
-			line, err := protocol.AppendEvent(out, m, protocol.Envelope{})
-			require.NoError(t, err)
-			out = append(line, '\n')
-		}
-		again := protocol.NewEventReader(bytes.NewReader(out))
-		var got []protocol.Message
-		for again.Next() {
-			got = append(got, again.Message())
-		}
-		require.NoError(t, again.Err())
-		require.Equal(t, msgs, got)
+		fuzzguard.Run(len(data), func() {
+			er := protocol.NewEventReader(bytes.NewReader(data))
+			er.SetMaxLine(1 << 12)
+			var msgs []protocol.Message
+			for er.Next() {
+				msgs = append(msgs, er.Message())
+			}
+			if err := er.Err(); err != nil {
+				var le *protocol.LineError
+				require.ErrorAs(t, err, &le)
+				require.Positive(t, le.Line)
+			}
+			// The events read re-encode to lines that read back the same.
+			var out []byte
+			for _, m := range msgs {
+				line, err := protocol.AppendEvent(out, m, protocol.Envelope{})
+				require.NoError(t, err)
+				out = append(line, '\n')
+			}
+			again := protocol.NewEventReader(bytes.NewReader(out))
+			var got []protocol.Message
+			for again.Next() {
+				got = append(got, again.Message())
+			}
+			require.NoError(t, again.Err())
+			require.Equal(t, msgs, got)
+		})
 	})
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"strings"
 	"testing"
 
@@ -60,18 +61,20 @@ func FuzzFrameDecoder(f *testing.F) {
 	f.Add([]byte("*2\r\n$4\r\nCALL\r\n$0\r\n\r\n"))
 	f.Add([]byte("*1\r\n$99999999\r\nx"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d := NewFrameDecoder(bytes.NewReader(in), 1<<16)
-		var out []byte
-		var frames [][]string
-		for d.Next() {
-			frames = append(frames, append([]string(nil), d.Fields()...))
-			out = AppendFrame(out, d.Fields()...)
-		}
-		// Whatever decoded re-encodes to frames that decode to the same fields.
-		again := NewFrameDecoder(bytes.NewReader(out), 1<<16)
-		for i := 0; again.Next(); i++ {
-			assert.Equal(t, frames[i], again.Fields())
-		}
-		assert.NoError(t, again.Err())
+		fuzzguard.Run(len(in), func() {
+			d := NewFrameDecoder(bytes.NewReader(in), 1<<16)
+			var out []byte
+			var frames [][]string
+			for d.Next() {
+				frames = append(frames, append([]string(nil), d.Fields()...))
+				out = AppendFrame(out, d.Fields()...)
+			}
+			// Whatever decoded re-encodes to frames that decode to the same fields.
+			again := NewFrameDecoder(bytes.NewReader(out), 1<<16)
+			for i := 0; again.Next(); i++ {
+				assert.Equal(t, frames[i], again.Fields())
+			}
+			assert.NoError(t, again.Err())
+		})
 	})
 }

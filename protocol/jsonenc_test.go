@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"testing"
 
 	"github.com/agentrun/agentrun/protocol"
@@ -15,17 +16,19 @@ func FuzzAppendJSONString(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		if got := string(protocol.AppendJSONString(nil, s)); got+"\n" != want.String() {
-			t.Fatalf("AppendJSONString(%q) = %s, want %s", s, got, want.String())
-		}
-		if got := string(protocol.AppendJSONString([]byte("x:"), s)); got+"\n" != "x:"+want.String() {
-			t.Fatalf("AppendJSONString(x:, %q) = %s, want x:%s", s, got, want.String())
-		}
+		fuzzguard.Run(len(s), func() {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(s); err != nil {
+				t.Fatal(err)
+			}
+			if got := string(protocol.AppendJSONString(nil, s)); got+"\n" != want.String() {
+				t.Fatalf("AppendJSONString(%q) = %s, want %s", s, got, want.String())
+			}
+			if got := string(protocol.AppendJSONString([]byte("x:"), s)); got+"\n" != "x:"+want.String() {
+				t.Fatalf("AppendJSONString(x:, %q) = %s, want x:%s", s, got, want.String())
+			}
+		})
 	})
 }

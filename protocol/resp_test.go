@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"bytes"
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"io"
 	"reflect"
 	"strings"
@@ -221,24 +222,26 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("*2\r\n$4\r\nTEXT\r\n$3\r\nab"))
 	f.Add([]byte("*1\r\n$3\r\nFOO\r\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d := protocol.NewRESPDecoder(bytes.NewReader(data))
-		d.SetMaxFrame(1 << 20)
-		var msgs []protocol.Message
-		for d.Next() {
-			msgs = append(msgs, d.Message())
-		}
-		if err := d.Err(); err != nil {
-			known := errors.Is(err, protocol.ErrMalformed) || errors.Is(err, protocol.ErrFrameTooLarge) ||
-				errors.Is(err, protocol.ErrTruncated)
-			require.True(t, known, "unknown error %v", err)
-		}
-		// What decodes re-encodes, and decodes to the same messages.
-		again := encodeAll(t, msgs...)
-		got, err := decodeAll(t, protocol.NewRESPDecoder(bytes.NewReader(again)))
-		require.NoError(t, err)
-		require.Equal(t, len(msgs), len(got))
-		for i := range msgs {
-			require.Equal(t, msgs[i], got[i])
-		}
+		fuzzguard.Run(len(data), func() {
+			d := protocol.NewRESPDecoder(bytes.NewReader(data))
+			d.SetMaxFrame(1 << 20)
+			var msgs []protocol.Message
+			for d.Next() {
+				msgs = append(msgs, d.Message())
+			}
+			if err := d.Err(); err != nil {
+				known := errors.Is(err, protocol.ErrMalformed) || errors.Is(err, protocol.ErrFrameTooLarge) ||
+					errors.Is(err, protocol.ErrTruncated)
+				require.True(t, known, "unknown error %v", err)
+			}
+			// What decodes re-encodes, and decodes to the same messages.
+			again := encodeAll(t, msgs...)
+			got, err := decodeAll(t, protocol.NewRESPDecoder(bytes.NewReader(again)))
+			require.NoError(t, err)
+			require.Equal(t, len(msgs), len(got))
+			for i := range msgs {
+				require.Equal(t, msgs[i], got[i])
+			}
+		})
 	})
 }

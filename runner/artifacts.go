@@ -3,9 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,7 +41,7 @@ type artifacts struct {
 }
 
 // openArtifacts creates the session's files in dir and the sinks that write them.
-func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, secrets []string) (*artifacts, error) {
+func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *sink.Files) (*artifacts, error) {
 	a := &artifacts{}
 	create := func(name string) (*os.File, error) {
 		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
@@ -87,7 +85,7 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, secrets
 		text = append(text, &prefixed{w: st.stdout, prefix: prefix})
 	}
 	sinks = append(sinks, sink.NewText(io.MultiWriter(text...), sink.TextOptions{}))
-	a.redactor = sink.NewRedactor(sink.Multi(sinks...), secrets)
+	a.redactor = files.Sink(sink.Multi(sinks...))
 	a.chain = sink.NewLocked(a.redactor) // the agent, and the proxy's violations
 	return a, nil
 }
@@ -118,22 +116,15 @@ func (a *artifacts) close() error {
 	return err
 }
 
-// writeJSON writes v as indented JSON, atomically.
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return agent.WriteFileAtomic(path, append(b, '\n'))
-}
-
 // failedToStart records a session whose folder could not even be prepared.
 func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err error) *protocol.Result {
+	files := sink.NewFiles(st.secretsFor(s))
 	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
 		Status: protocol.StatusCrashed, IsError: true, Attempts: attempt, Checks: []protocol.Check{},
 		Error: &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}}
 	res.Result = res.Error.Message
-	if werr := writeJSON(filepath.Join(dir, ResultFile), res); werr != nil {
+	res = files.Redactor().RedactResult(res)
+	if werr := files.WriteJSON(filepath.Join(dir, ResultFile), res); werr != nil {
 		st.r.log.Error("write result.json", zapKey(s.Key), zapErr(werr))
 	}
 	st.progress.finished(res)
@@ -162,13 +153,13 @@ func (st *runState) skip(s jobs.Session, status protocol.Status, perr *protocol.
 	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
 		Status: status, Error: perr, Result: perr.Message, Checks: []protocol.Check{}}
 	st.progress.started(s.Key)
-	secrets := st.secretsFor(s)
-	arts, err := st.openArtifacts(s, dir, res.SessionID, secrets)
+	files := sink.NewFiles(st.secretsFor(s))
+	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
 	if err != nil {
-		return st.finish(nil, secrets, dir, res, start)
+		return st.finish(nil, files, dir, res, start)
 	}
 	st.writeStart(arts, dir, s, res.SessionID, start)
-	return st.finish(arts, secrets, dir, res, start)
+	return st.finish(arts, files, dir, res, start)
 }
 
 // writeStart writes the session_start event of a session whose agent never wrote one

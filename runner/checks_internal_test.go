@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,23 +45,25 @@ func TestExtractJSON(t *testing.T) {
 // one compact, valid JSON value, found again when extracted from itself.
 func FuzzExtractJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
-		doc, raw, err := extractJSON(text)
-		if err != nil {
-			if doc != nil || raw != nil {
-				t.Fatalf("an error with a value: %v %q", doc, raw)
+		fuzzguard.Run(len(text), func() {
+			doc, raw, err := extractJSON(text)
+			if err != nil {
+				if doc != nil || raw != nil {
+					t.Fatalf("an error with a value: %v %q", doc, raw)
+				}
+				return
 			}
-			return
-		}
-		if !json.Valid(raw) {
-			t.Fatalf("invalid JSON %q from %q", raw, text)
-		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, raw); err != nil || !bytes.Equal(compact.Bytes(), raw) {
-			t.Fatalf("not compact: %q", raw)
-		}
-		_, again, err := extractJSON(string(raw))
-		if err != nil || !bytes.Equal(again, raw) {
-			t.Fatalf("extracting %q again gave %q, %v", raw, again, err)
-		}
+			if !json.Valid(raw) {
+				t.Fatalf("invalid JSON %q from %q", raw, text)
+			}
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, raw); err != nil || !bytes.Equal(compact.Bytes(), raw) {
+				t.Fatalf("not compact: %q", raw)
+			}
+			_, again, err := extractJSON(string(raw))
+			if err != nil || !bytes.Equal(again, raw) {
+				t.Fatalf("extracting %q again gave %q, %v", raw, again, err)
+			}
+		})
 	})
 }

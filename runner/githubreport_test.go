@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"os"
 	"path/filepath"
 	"sort"
@@ -225,18 +226,20 @@ func FuzzGitHubSessionLog(f *testing.F) {
 	f.Add("x\r::error::y\r\n##[endgroup]", "50%,\n::warning::w")
 	f.Add("::stop-commands::abc\n::abc::\n::endgroup::", "")
 	f.Fuzz(func(t *testing.T, text, msg string) {
-		var log bytes.Buffer
-		g := &GitHub{Log: &log}
-		closeSession(t, g, "fuzz", text, failedResult("fuzz", protocol.StatusChecks, msg))
-		got := readGHLog(log.String())
-		require.Equal(t, []string{"group", "stop-commands", "resume", "endgroup", "error"}, got.names(), "log:\n%s", log.String())
-		want := clip("error_checks: "+msg, 2000)
-		// A lone "\r" is escaped like the rest; lines do not matter inside data.
-		assert.Equal(t, want, got.Commands[4].Data)
-		for _, line := range got.Stopped {
-			_, ok := parseGHCommand(line)
-			assert.False(t, ok, "line %q reads as a command", line)
-		}
+		fuzzguard.Run(len(text)+len(msg), func() {
+			var log bytes.Buffer
+			g := &GitHub{Log: &log}
+			closeSession(t, g, "fuzz", text, failedResult("fuzz", protocol.StatusChecks, msg))
+			got := readGHLog(log.String())
+			require.Equal(t, []string{"group", "stop-commands", "resume", "endgroup", "error"}, got.names(), "log:\n%s", log.String())
+			want := clip("error_checks: "+msg, 2000)
+			// A lone "\r" is escaped like the rest; lines do not matter inside data.
+			assert.Equal(t, want, got.Commands[4].Data)
+			for _, line := range got.Stopped {
+				_, ok := parseGHCommand(line)
+				assert.False(t, ok, "line %q reads as a command", line)
+			}
+		})
 	})
 }
 

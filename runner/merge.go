@@ -74,7 +74,7 @@ func Merge(out string, dirs []string) (*Summary, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	err := WriteReports(out, merged, func(key string) string { return sessionDirs[key] }, nil)
+	err := WriteReports(nil, out, merged, func(key string) string { return sessionDirs[key] }, nil)
 	return merged, err
 }
 

@@ -10,34 +10,35 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sink"
 )
 
 // writeReports writes summary.json, summary.md, junit.xml and the finished run.json.
-func (r *Runner) writeReports(sum *Summary, info *RunInfo, end time.Time) error {
+func (r *Runner) writeReports(files *sink.Files, sum *Summary, info *RunInfo, end time.Time) error {
 	sum.Shard = r.opts.Shard.String()
 	dir := func(key string) string { return filepath.Join(r.opts.Out, SessionsDir, key) }
-	return WriteReports(r.opts.Out, sum, dir, func() error {
+	return WriteReports(files, r.opts.Out, sum, dir, func() error {
 		info.EndedAt = end.UTC().Format(time.RFC3339)
-		return writeJSON(filepath.Join(r.opts.Out, RunFile), info)
+		return files.WriteJSON(filepath.Join(r.opts.Out, RunFile), info)
 	})
 }
 
 // WriteReports writes the summaries of sum into out (summary.json, summary.md and
-// junit.xml), then calls more, if set. sessionDir locates each session's folder.
-func WriteReports(out string, sum *Summary, sessionDir func(key string) string, more func() error) error {
-	if err := writeJSON(filepath.Join(out, SummaryFile), sum); err != nil {
+// junit.xml) with files, which masks the run's secrets, then calls more, if set.
+// sessionDir locates each session's folder.
+func WriteReports(files *sink.Files, out string, sum *Summary, sessionDir func(key string) string, more func() error) error {
+	if err := files.WriteJSON(filepath.Join(out, SummaryFile), sum); err != nil {
 		return fmt.Errorf("write reports: %w", err)
 	}
-	if err := agent.WriteFileAtomic(filepath.Join(out, SummaryMDFile), []byte(sum.Markdown())); err != nil {
+	if err := files.WriteFile(filepath.Join(out, SummaryMDFile), []byte(sum.Markdown()), true); err != nil {
 		return fmt.Errorf("write reports: %w", err)
 	}
 	junit, err := sum.JUnit(sessionDir)
 	if err != nil {
 		return fmt.Errorf("write reports: %w", err)
 	}
-	if err := agent.WriteFileAtomic(filepath.Join(out, JUnitFile), junit); err != nil {
+	if err := files.WriteFile(filepath.Join(out, JUnitFile), junit, true); err != nil {
 		return fmt.Errorf("write reports: %w", err)
 	}
 	if more != nil {

@@ -183,7 +183,13 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	defer lock.release()
 	start := r.opts.Now()
 	info := r.runInfo(spec, plan, start)
-	if err := writeJSON(filepath.Join(r.opts.Out, RunFile), info); err != nil {
+	// The run's own files mask the secrets of every session.
+	runSecrets := append([]string(nil), r.opts.Secrets...)
+	for _, s := range plan.Run {
+		runSecrets = append(runSecrets, secretsFor(r.opts, s)...)
+	}
+	files := sink.NewFiles(runSecrets)
+	if err := files.WriteJSON(filepath.Join(r.opts.Out, RunFile), info); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	runLog, err := os.OpenFile(filepath.Join(r.opts.Out, RunLogFile), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
@@ -218,11 +224,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	}
 
 	if r.opts.GitHub != nil {
-		var secrets []string
-		for _, s := range plan.Run {
-			secrets = append(secrets, st.secretsFor(s)...)
-		}
-		r.opts.GitHub.Mask(secrets)
+		r.opts.GitHub.Mask(runSecrets)
 	}
 	stopProgress := st.progress.start()
 	p := pool.New().WithMaxGoroutines(plan.Concurrency)
@@ -253,7 +255,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 
 	end := r.opts.Now()
 	sum := st.summary(start, end)
-	if err := r.writeReports(sum, info, end); err != nil {
+	if err := r.writeReports(files, sum, info, end); err != nil {
 		return sum, err
 	}
 	if r.opts.GitHub != nil {

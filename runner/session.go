@@ -47,14 +47,14 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	res = &protocol.Result{SessionID: o.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
 		Attempts: attempt, Retries: attempt - 1, Checks: []protocol.Check{}}
 	st.progress.started(s.Key)
-	secrets := st.secretsFor(s)
-	arts, err := st.openArtifacts(s, dir, res.SessionID, secrets)
+	files := sink.NewFiles(st.secretsFor(s))
+	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
 	if err != nil {
 		res.Status, res.IsError = protocol.StatusCrashed, true
 		res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: "open artifacts: " + err.Error()}
-		return st.finish(nil, secrets, dir, res, start)
+		return st.finish(nil, files, dir, res, start)
 	}
-	defer func() { res = st.finish(arts, secrets, dir, res, start) }()
+	defer func() { res = st.finish(arts, files, dir, res, start) }()
 
 	timeout := s.Settings.Timeout
 	sctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, ErrSessionTimeout)
@@ -87,7 +87,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 			return
 		}
 		var sess *agent.Session
-		store := newStore(dir, secrets)
+		store := &agent.DirStore{Dir: dir, Files: files}
 		defer func() {
 			if err := store.Close(); err != nil {
 				st.r.log.Warn("close messages", zapKey(s.Key), zapErr(err))
@@ -127,7 +127,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		checkOutput(s, res)
 	}
 	if ws != nil {
-		if err := ws.finish(dir); err != nil {
+		if err := ws.finish(dir, files); err != nil {
 			st.r.log.Warn("workspace cleanup", zapKey(s.Key), zapErr(err))
 		}
 	}
@@ -140,13 +140,10 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 // finish completes a result and writes it: as the last event, then to result.json. It
 // returns the result with its secrets masked, which is what the summaries, the progress
 // display and the logs may show.
-func (st *runState) finish(arts *artifacts, secrets []string, dir string, res *protocol.Result, start time.Time) *protocol.Result {
+func (st *runState) finish(arts *artifacts, files *sink.Files, dir string, res *protocol.Result, start time.Time) *protocol.Result {
 	res.DurationMS = st.r.opts.Now().Sub(start).Milliseconds()
 	res.IsError = res.Status != protocol.StatusSuccess
-	var redactor *sink.Redactor
-	if arts == nil {
-		redactor = sink.NewRedactor(nil, secrets) // used for RedactResult only, never written to
-	} else {
+	if arts != nil {
 		// The redactor scrubs the result before the streams see it.
 		if err := arts.writeResult(res); err != nil {
 			st.r.log.Error("write result event", zapKey(res.Key), zapErr(err))
@@ -157,10 +154,9 @@ func (st *runState) finish(arts *artifacts, secrets []string, dir string, res *p
 		if err := st.runLog.Flush(); err != nil {
 			st.r.log.Error("write run.log", zapKey(res.Key), zapErr(err))
 		}
-		redactor = arts.redactor
 	}
-	res = redactor.RedactResult(res)
-	if err := writeJSON(filepath.Join(dir, ResultFile), res); err != nil {
+	res = files.Redactor().RedactResult(res)
+	if err := files.WriteJSON(filepath.Join(dir, ResultFile), res); err != nil {
 		st.r.log.Error("write result.json", zapKey(res.Key), zapErr(err))
 	}
 	st.progress.finished(res)
@@ -264,10 +260,12 @@ type knownPrice struct {
 }
 
 // secretsFor returns the values to redact in the artifacts of s.
-func (st *runState) secretsFor(s jobs.Session) []string {
-	out := append([]string(nil), st.r.opts.Secrets...)
+func (st *runState) secretsFor(s jobs.Session) []string { return secretsFor(st.r.opts, s) }
+
+func secretsFor(opts Options, s jobs.Session) []string {
+	out := append([]string(nil), opts.Secrets...)
 	for _, name := range s.Settings.Secrets {
-		if v, ok := st.r.opts.LookupEnv(name); ok && v != "" {
+		if v, ok := opts.LookupEnv(name); ok && v != "" {
 			out = append(out, v)
 		}
 		if v := s.Settings.Env[name]; v != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"os"
 	"path/filepath"
 	"slices"
@@ -225,12 +226,14 @@ func FuzzParseShard(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		sh, err := runner.ParseShard(s)
-		if err != nil {
-			assert.Equal(t, runner.Shard{}, sh)
-			return
-		}
-		assert.Equal(t, s, sh.String())
-		assert.True(t, 0 <= sh.Index && sh.Index < sh.Total, "%s", s)
+		fuzzguard.Run(len(s), func() {
+			sh, err := runner.ParseShard(s)
+			if err != nil {
+				assert.Equal(t, runner.Shard{}, sh)
+				return
+			}
+			assert.Equal(t, s, sh.String())
+			assert.True(t, 0 <= sh.Index && sh.Index < sh.Total, "%s", s)
+		})
 	})
 }

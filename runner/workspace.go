@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/sink"
 )
 
 // workspace is the folder a session works in.
@@ -92,7 +93,7 @@ func (st *runState) addWorktree(ctx context.Context, repo, dst string) error {
 
 // finish saves what a worktree session changed as changes.patch in the session folder
 // and removes the worktree; copies stay for inspection.
-func (w *workspace) finish(sessionDir string) error {
+func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 	if w.mode != jobs.WorkspaceWorktree {
 		return nil
 	}
@@ -100,11 +101,18 @@ func (w *workspace) finish(sessionDir string) error {
 	if _, err := git(ctx, w.dir, "add", "-A"); err != nil {
 		return err
 	}
-	diff, err := git(ctx, w.dir, "diff", "--cached", "--binary", "HEAD")
+	args := []string{"diff", "--cached", "--binary", "HEAD"}
+	if files.Secrets() {
+		// A binary hunk is compressed, where no mask can find a secret: with secrets
+		// the patch says only that a binary file differs.
+		args = []string{"diff", "--cached", "HEAD"}
+	}
+	diff, err := git(ctx, w.dir, args...)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(sessionDir, PatchFile), diff, 0o644); err != nil {
+	// Masked like every artifact: in file contents and in file names.
+	if err := files.WriteFile(filepath.Join(sessionDir, PatchFile), diff, false); err != nil {
 		return err
 	}
 	w.gitMu.Lock()

@@ -3,7 +3,9 @@ package sink
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -64,8 +66,9 @@ func NewRedactor(next Sink, secrets []string) *Redactor {
 	return r
 }
 
-// secretForms returns s and the forms it takes escaped inside a JSON string: as
-// encoding/json writes it with and without HTML escaping, and with "/" escaped.
+// secretForms returns s and the forms it takes escaped inside a JSON string (as
+// encoding/json writes it with and without HTML escaping, and with "/" escaped) and in
+// XML (junit.xml).
 func secretForms(s string) []string {
 	forms := []string{s}
 	for _, html := range []bool{false, true} {
@@ -75,8 +78,11 @@ func secretForms(s string) []string {
 	if strings.Contains(s, "/") {
 		forms = append(forms, strings.ReplaceAll(forms[1], "/", `\/`))
 	}
-	return forms
+	return append(forms, xmlForms(s)...)
 }
+
+// xmlEscape writes s as encoding/xml escapes character data and attribute values.
+func xmlEscape(w io.Writer, s string) error { return xml.EscapeText(w, []byte(s)) }
 
 // quoteJSON returns s as a JSON string.
 func quoteJSON(s string, html bool) string {

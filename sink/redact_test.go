@@ -3,6 +3,7 @@ package sink_test
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -262,40 +263,42 @@ func FuzzRedactor(f *testing.F) {
 	f.Add("abababab", "aba", uint64(4))
 	f.Add(`{"x":"a","b":1}`, `a","b`, uint64(5))
 	f.Fuzz(func(t *testing.T, s, secret string, seed uint64) {
-		if secret == "" || strings.Contains(secret, "*") || len(s) > 4096 {
-			return
-		}
-		var got []protocol.Message
-		r := sink.NewRedactor(recorder(&got), []string{secret})
-		require.NoError(t, r.Write(protocol.Message{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Input: s}}))
-		require.NoError(t, r.Write(text(s)))
-		require.NoError(t, r.Close())
-		require.NotEmpty(t, got)
-		input := got[0].Call.Input
-		var b strings.Builder
-		for _, m := range got[1:] { // the text, and a held tail released on Close
-			b.WriteString(m.Text)
-		}
-		whole := b.String()
-		require.NotContains(t, input, secret)
-		require.NotContains(t, whole, secret)
-		if json.Valid([]byte(s)) && !strings.ContainsAny(secret, "{}[]:,\" \t\r\n") {
-			require.True(t, json.Valid([]byte(input)), "input %q became %q", s, input)
-		}
+		fuzzguard.Run(len(s)+len(secret), func() {
+			if secret == "" || strings.Contains(secret, "*") || len(s) > 4096 {
+				return
+			}
+			var got []protocol.Message
+			r := sink.NewRedactor(recorder(&got), []string{secret})
+			require.NoError(t, r.Write(protocol.Message{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Input: s}}))
+			require.NoError(t, r.Write(text(s)))
+			require.NoError(t, r.Close())
+			require.NotEmpty(t, got)
+			input := got[0].Call.Input
+			var b strings.Builder
+			for _, m := range got[1:] { // the text, and a held tail released on Close
+				b.WriteString(m.Text)
+			}
+			whole := b.String()
+			require.NotContains(t, input, secret)
+			require.NotContains(t, whole, secret)
+			if json.Valid([]byte(s)) && !strings.ContainsAny(secret, "{}[]:,\" \t\r\n") {
+				require.True(t, json.Valid([]byte(input)), "input %q became %q", s, input)
+			}
 
-		rng := rand.New(rand.NewPCG(seed, seed>>1))
-		got = got[:0]
-		r = sink.NewRedactor(recorder(&got), []string{secret})
-		for rest := s; rest != ""; {
-			n := min(len(rest), 1+rng.IntN(8))
-			require.NoError(t, r.Write(text(rest[:n])))
-			rest = rest[n:]
-		}
-		require.NoError(t, r.Close())
-		var joined strings.Builder
-		for _, m := range got {
-			joined.WriteString(m.Text)
-		}
-		require.Equal(t, whole, joined.String())
+			rng := rand.New(rand.NewPCG(seed, seed>>1))
+			got = got[:0]
+			r = sink.NewRedactor(recorder(&got), []string{secret})
+			for rest := s; rest != ""; {
+				n := min(len(rest), 1+rng.IntN(8))
+				require.NoError(t, r.Write(text(rest[:n])))
+				rest = rest[n:]
+			}
+			require.NoError(t, r.Close())
+			var joined strings.Builder
+			for _, m := range got {
+				joined.WriteString(m.Text)
+			}
+			require.Equal(t, whole, joined.String())
+		})
 	})
 }

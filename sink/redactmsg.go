@@ -109,8 +109,8 @@ func (r *Redactor) redactJSON(raw string) string {
 			lit := raw[i:end]
 			var s string
 			if err := json.Unmarshal([]byte(lit), &s); err == nil {
-				if red := r.redact(s); red != s {
-					b.WriteString(quoteJSON(red, false))
+				if enc := r.literal(lit, s); enc != lit {
+					b.WriteString(enc)
 					changed = true
 					i = end
 					continue
@@ -143,6 +143,21 @@ func (r *Redactor) redactJSON(raw string) string {
 	// text: no secret may survive, even at the cost of validity (the event encoders
 	// then carry the input as a string).
 	return r.redact(out)
+}
+
+// literal returns the JSON string literal lit, which reads as s, with the secrets of
+// s masked. When its text still spells a secret, through its escapes (the b of \b for
+// the secret "b"), it is written again in the encoder's escapes, and when even those
+// spell one, the whole string becomes Mask: the value stays valid JSON either way.
+func (r *Redactor) literal(lit, s string) string {
+	red := r.redact(s)
+	if red == s && r.redact(lit) == lit {
+		return lit
+	}
+	if enc := quoteJSON(red, false); r.redact(enc) == enc {
+		return enc
+	}
+	return `"` + Mask + `"`
 }
 
 // stringEnd returns the index after the JSON string literal that starts at raw[i].

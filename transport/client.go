@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun/protocol"
@@ -260,8 +261,8 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		}
 		return r.redact(e), partial, false
 	}
-	body := &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity, timer: timer}
-	dec := c.dialect.NewDecoder(body)
+	head := &headReader{r: &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity, timer: timer}}
+	dec := c.dialect.NewDecoder(head)
 	lim := req.Limits.WithDefaults()
 	if ld, ok := dec.(Limited); ok {
 		ld.SetLimits(lim)
@@ -269,7 +270,9 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	// The text and thinking are counted as they pass: the consumer streams them on, so
 	// nothing here holds them, and a runaway answer ends at the limit.
 	var size int64
+	yielded := false
 	for dec.Next() {
+		yielded = true
 		m := dec.Message()
 		if m.Kind == protocol.KindText || m.Kind == protocol.KindThinking {
 			size += int64(len(m.Text) + len(m.Redacted))
@@ -282,7 +285,11 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		}
 	}
 	if derr := dec.Err(); derr != nil {
-		return r.redact(c.failure(actx, derr, "read stream")), c.partial(dec), false
+		e := c.failure(actx, derr, "read stream")
+		if !yielded {
+			e = describeBody(e, resp, head.head)
+		}
+		return r.redact(e), c.partial(dec), false
 	}
 	return nil, partial, false
 }
@@ -293,6 +300,59 @@ func (c *Client) partial(dec Decoder) protocol.Usage {
 		return pu.PartialUsage()
 	}
 	return protocol.Usage{}
+}
+
+// headLen is how many bytes of a body headReader keeps.
+const headLen = 160
+
+// headReader keeps the first headLen bytes read through it.
+type headReader struct {
+	r    io.Reader
+	head []byte
+}
+
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if room := headLen - len(h.head); room > 0 {
+		h.head = append(h.head, p[:min(n, room)]...)
+	}
+	return n, err
+}
+
+// describeBody adds to the stream error of a body that yielded nothing what the server
+// actually sent, when it was not an event stream (by its content type, or by its first
+// line): the content type and the first bytes (the caller redacts the credentials), so
+// that a 200 answer of HTML or garbage does not read as a stream cut short.
+func describeBody(e *Error, resp *http.Response, head []byte) *Error {
+	ct := resp.Header.Get("Content-Type")
+	sse := strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/event-stream")
+	if e.Kind != protocol.ErrStream || sse && looksLikeSSE(head) {
+		return e
+	}
+	if ct == "" {
+		ct = "none"
+	}
+	c := *e
+	c.Message = fmt.Sprintf("%s (HTTP %d, Content-Type %s; the body starts %q)", e.Message, resp.StatusCode, ct, head)
+	if !sse {
+		c.Message = fmt.Sprintf("the server answered with Content-Type %s, not an event stream: %s", ct, c.Message)
+	}
+	return &c
+}
+
+// looksLikeSSE reports whether head begins as an event stream does: empty, or a field
+// line (event:, data:, id:, retry:) or a comment.
+func looksLikeSSE(head []byte) bool {
+	s := strings.TrimLeft(string(head), " \t\r\n")
+	if s == "" || s[0] == ':' {
+		return true
+	}
+	for _, f := range []string{"event:", "data:", "id:", "retry:"} {
+		if strings.HasPrefix(s, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // failure classifies an error of one attempt. An idle timeout comes first: the decoder

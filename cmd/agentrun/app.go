@@ -228,6 +228,9 @@ func (a *App) help(w io.Writer, fs *flag.FlagSet, synopsis, examples string) {
 		}
 		name, usage := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if len(f.Name) == 1 {
+			line = "  -" + f.Name // a short flag, as the synopsis writes it
+		}
 		if name != "" {
 			line += " " + name
 		}

@@ -46,8 +46,9 @@ type envConfig struct {
 // config reads the injected environment.
 func (a *App) config() (envConfig, error) {
 	var c envConfig
-	if err := env.ParseWithOptions(&c, env.Options{Environment: a.envMap()}); err != nil {
-		return c, usagef("environment: %v", err)
+	vars := a.envMap()
+	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
+		return c, envProblem(err, vars)
 	}
 	if c.Home == "" {
 		home := c.UserHome

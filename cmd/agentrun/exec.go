@@ -106,7 +106,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if real, err := filepath.EvalSymlinks(workspace); err == nil {
 		workspace = real
 	}
-	store := sessionStore{root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace))}
+	// Every file of the session is written through files, which masks the API keys.
+	files := sink.NewFiles(cfg.keys())
+	store := sessionStore{root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace)), files: files}
 	if *list {
 		return store.list(a.Stdout)
 	}
@@ -170,12 +172,12 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	default:
 		out = sink.NewText(a.Stdout, sink.TextOptions{Color: isTerminal(a.Stdout) && cfg.NoColor == ""})
 	}
-	redactor := sink.NewRedactor(sink.Multi(events, out), cfg.keys())
-	messages := &agent.DirStore{Dir: dir}
+	redactor := files.Sink(sink.Multi(events, out))
+	messages := &agent.DirStore{Dir: dir, Files: files}
 	defer messages.Close() // best effort: every append was already written
 	reaping := startReaper(a.Self, log)
 	defer reaping.close()
-	if err := pol.save(dir); err != nil {
+	if err := pol.save(dir, files); err != nil {
 		redactor.Close()
 		return err
 	}

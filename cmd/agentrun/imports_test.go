@@ -29,7 +29,7 @@ var allowedImports = map[string][]string{
 	"transport/openai/wire":   {},
 	"transport/responses":     {"transport", "transport/openai/wire", "transport/sse", "protocol"},
 	"transport/scripted":      {"protocol", "go.yaml.in/yaml/v3"},
-	"transport/transporttest": {"transport", "protocol", "github.com/stretchr/testify", "go.yaml.in/yaml/v3"},
+	"transport/transporttest": {"transport", "protocol", "fuzzguard", "github.com/stretchr/testify", "go.yaml.in/yaml/v3"},
 	"sink":                    {"protocol"},
 	"protocol/eventschema":    {"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
 	"jobs":                    {"go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
@@ -42,6 +42,7 @@ var allowedImports = map[string][]string{
 	"runner": append([]string{"jobs", "agent", "agent/tools", "sink", "protocol", "sandbox", "sandbox/netproxy", "worker",
 		"github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
 		"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...),
+	"fuzzguard":    {},
 	"cmd/agentrun": {"*"},
 	"examples":     {"*"},
 	"bench":        {"*"},
@@ -108,9 +109,10 @@ func permitted(dep string, allowed []string) bool {
 
 // goAllowed are the packages whose non-test code may start goroutines: the runner's
 // pool and watchdogs, tool process I/O, the fake server, the worker (its request
-// reader and network bridge) and the sandbox's proxy (one goroutine per connection).
+// reader and network bridge), the sandbox's proxy (one goroutine per connection) and
+// fuzzguard (the watchdog of one fuzz input).
 var goAllowed = map[string]bool{"runner": true, "agent/tools": true, "cmd/agentrun": true, "worker": true,
-	"sandbox/netproxy": true}
+	"sandbox/netproxy": true, "fuzzguard": true}
 
 // TestGoStatements checks that the go keyword appears only where DESIGN §1 allows it,
 // and that no package has a grab-bag name.

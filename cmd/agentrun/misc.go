@@ -141,14 +141,20 @@ func (a *App) cmdReplay(_ context.Context, args []string) error {
 		return usagef("replay: --output-format %q: want human, stream-json, claude or resp", *format)
 	}
 	r := protocol.NewEventReader(f)
+	events := 0
 	for r.Next() {
+		events++
 		if err := out.Write(r.Message()); err != nil {
 			return err
 		}
 	}
 	cerr := out.Close()
+	// A file that is not an event log (summary.json, result.json) is a usage error.
 	if err := r.Err(); err != nil {
-		return fmt.Errorf("replay %s: %w", pos[0], err)
+		return usageError{fmt.Errorf("replay %s: not an events.jsonl file: %w", pos[0], err)}
+	}
+	if events == 0 {
+		return usagef("replay %s: no events: want a session's events.jsonl, such as out/sessions/KEY/events.jsonl", pos[0])
 	}
 	return cerr
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent/tools"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/sink"
 )
 
 // policyFile keeps an exec session's safety policy, so that --continue and --session
@@ -54,13 +55,13 @@ func resolvePolicy(dir, mode, level string) (policy, error) {
 	return p, nil
 }
 
-// save writes the policy into the session folder.
-func (p policy) save(dir string) error {
+// save writes the policy into the session folder, with the session's files.
+func (p policy) save(dir string, files *sink.Files) error {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, policyFile), b, 0o644); err != nil {
+	if err := files.WriteFile(filepath.Join(dir, policyFile), b, false); err != nil {
 		return fmt.Errorf("exec: save policy: %w", err)
 	}
 	return nil

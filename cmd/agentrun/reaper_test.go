@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,28 +114,30 @@ func TestReadGroups(t *testing.T) {
 // seed corpus is testdata/fuzz/FuzzReadGroups.
 func FuzzReadGroups(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
-		listed := map[int]bool{}
-		for _, line := range strings.Split(in, "\n") {
-			if len(line) < 2 {
-				continue
-			}
-			if n, err := strconv.Atoi(line[1:]); err == nil && n > 1 {
-				if line[0] == '+' {
-					listed[n] = true
-				} else if line[0] == '-' {
-					delete(listed, n)
+		fuzzguard.Run(len(in), func() {
+			listed := map[int]bool{}
+			for _, line := range strings.Split(in, "\n") {
+				if len(line) < 2 {
+					continue
+				}
+				if n, err := strconv.Atoi(line[1:]); err == nil && n > 1 {
+					if line[0] == '+' {
+						listed[n] = true
+					} else if line[0] == '-' {
+						delete(listed, n)
+					}
 				}
 			}
-		}
-		got := readGroups(strings.NewReader(in))
-		for i, pgid := range got {
-			if pgid <= 1 || !listed[pgid] || (i > 0 && got[i-1] >= pgid) {
+			got := readGroups(strings.NewReader(in))
+			for i, pgid := range got {
+				if pgid <= 1 || !listed[pgid] || (i > 0 && got[i-1] >= pgid) {
+					t.Fatalf("groups %v, want the set %v", got, listed)
+				}
+			}
+			if len(got) != len(listed) {
 				t.Fatalf("groups %v, want the set %v", got, listed)
 			}
-		}
-		if len(got) != len(listed) {
-			t.Fatalf("groups %v, want the set %v", got, listed)
-		}
+		})
 	})
 }
 

@@ -14,12 +14,15 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/sink"
 )
 
 // sessionStore is the folder of one project's exec sessions:
 // $AGENTRUN_HOME/projects/<project key>/<session id>/.
 type sessionStore struct {
 	root string
+	// files writes the sessions' files, masking the API keys.
+	files *sink.Files
 }
 
 type storedSession struct {
@@ -153,7 +156,7 @@ func (s sessionStore) choose(name string, cont, fork bool, now time.Time) (strin
 		if err != nil {
 			return "", fmt.Errorf("fork: %w", err)
 		}
-		if err := agent.WriteFileAtomic(filepath.Join(s.root, id, f), b); err != nil {
+		if err := s.files.WriteFile(filepath.Join(s.root, id, f), b, true); err != nil {
 			return "", fmt.Errorf("fork: %w", err)
 		}
 	}

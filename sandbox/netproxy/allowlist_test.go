@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"github.com/agentrun/agentrun/fuzzguard"
 	"strings"
 	"testing"
 
@@ -99,26 +100,28 @@ func FuzzAllowlist(f *testing.F) {
 	f.Add("example.com,*.example.com,.example.com", "www.example.com")
 	f.Add("192.0.2.1,[::1]", "::ffff:192.0.2.1")
 	f.Fuzz(func(t *testing.T, entries, host string) {
-		var list []string
-		start := 0
-		for i := 0; i <= len(entries); i++ {
-			if i == len(entries) || entries[i] == ',' {
-				list = append(list, entries[start:i])
-				start = i + 1
+		fuzzguard.Run(len(entries)+len(host), func() {
+			var list []string
+			start := 0
+			for i := 0; i <= len(entries); i++ {
+				if i == len(entries) || entries[i] == ',' {
+					list = append(list, entries[start:i])
+					start = i + 1
+				}
 			}
-		}
-		a, err := ParseAllowlist(list)
-		if err != nil {
-			return
-		}
-		_ = a.Allows(host)
-		for _, e := range list {
-			e = strings.TrimSpace(e)
-			if w, ok := strings.CutPrefix(e, "*."); ok {
-				assert.True(t, a.Allows("a."+w), "entry %q allows a subdomain", e)
-			} else {
-				assert.True(t, a.Allows(strings.TrimPrefix(e, ".")), "entry %q allows itself", e)
+			a, err := ParseAllowlist(list)
+			if err != nil {
+				return
 			}
-		}
+			_ = a.Allows(host)
+			for _, e := range list {
+				e = strings.TrimSpace(e)
+				if w, ok := strings.CutPrefix(e, "*."); ok {
+					assert.True(t, a.Allows("a."+w), "entry %q allows a subdomain", e)
+				} else {
+					assert.True(t, a.Allows(strings.TrimPrefix(e, ".")), "entry %q allows itself", e)
+				}
+			}
+		})
 	})
 }

@@ -3,6 +3,7 @@ package anthropic_test
 import (
 	"bytes"
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"path/filepath"
 	"testing"
 
@@ -19,36 +20,38 @@ import (
 func FuzzDecode(f *testing.F) {
 	transporttest.AddDecodeSeeds(f, filepath.Join("testdata", "TestDecode"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		d := anthropic.NewDecoder(bytes.NewReader(in))
-		var msgs []protocol.Message
-		size := 0
-		for d.Next() {
-			m := d.Message()
-			if !m.Kind.Valid() {
-				t.Fatalf("invalid kind %d", m.Kind)
+		fuzzguard.Run(len(in), func() {
+			d := anthropic.NewDecoder(bytes.NewReader(in))
+			var msgs []protocol.Message
+			size := 0
+			for d.Next() {
+				m := d.Message()
+				if !m.Kind.Valid() {
+					t.Fatalf("invalid kind %d", m.Kind)
+				}
+				size += len(m.Text) + len(m.Signature) + len(m.Redacted) + len(m.Call.Input) + len(m.Call.ID) + len(m.Call.Name)
+				msgs = append(msgs, m)
 			}
-			size += len(m.Text) + len(m.Signature) + len(m.Redacted) + len(m.Call.Input) + len(m.Call.ID) + len(m.Call.Name)
-			msgs = append(msgs, m)
-		}
-		stops := 0
-		for _, m := range msgs {
-			if m.Kind == protocol.KindStop {
-				stops++
+			stops := 0
+			for _, m := range msgs {
+				if m.Kind == protocol.KindStop {
+					stops++
+				}
 			}
-		}
-		if err := d.Err(); err != nil {
-			var te *transport.Error
-			if !errors.As(err, &te) {
-				t.Fatalf("error %v (%T) is not a *transport.Error", err, err)
+			if err := d.Err(); err != nil {
+				var te *transport.Error
+				if !errors.As(err, &te) {
+					t.Fatalf("error %v (%T) is not a *transport.Error", err, err)
+				}
+				if stops != 0 {
+					t.Fatalf("a failed stream yielded %d stop messages", stops)
+				}
+			} else if stops != 1 || msgs[len(msgs)-1].Kind != protocol.KindStop {
+				t.Fatalf("a clean stream yielded %d stop messages, not one at the end", stops)
 			}
-			if stops != 0 {
-				t.Fatalf("a failed stream yielded %d stop messages", stops)
+			if size > 3*len(in)+2*len(msgs) { // "{}" stands in for a tool input that was never sent
+				t.Fatalf("%d bytes of output from %d bytes of input", size, len(in))
 			}
-		} else if stops != 1 || msgs[len(msgs)-1].Kind != protocol.KindStop {
-			t.Fatalf("a clean stream yielded %d stop messages, not one at the end", stops)
-		}
-		if size > 3*len(in)+2*len(msgs) { // "{}" stands in for a tool input that was never sent
-			t.Fatalf("%d bytes of output from %d bytes of input", size, len(in))
-		}
+		})
 	})
 }

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"os"
 	"path/filepath"
 	"testing"
@@ -73,16 +74,18 @@ func FuzzParseEvent(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		var fast wireEvent
-		if !fastEvent(in, &fast) {
-			return
-		}
-		var slow wireEvent
-		if err := json.Unmarshal(in, &slow); err != nil {
-			t.Fatalf("fast path accepted %q, encoding/json says %v", in, err)
-		}
-		if !assert.ObjectsAreEqual(slow, fast) {
-			t.Fatalf("input %q: fast path %+v, encoding/json %+v", in, fast, slow)
-		}
+		fuzzguard.Run(len(in), func() {
+			var fast wireEvent
+			if !fastEvent(in, &fast) {
+				return
+			}
+			var slow wireEvent
+			if err := json.Unmarshal(in, &slow); err != nil {
+				t.Fatalf("fast path accepted %q, encoding/json says %v", in, err)
+			}
+			if !assert.ObjectsAreEqual(slow, fast) {
+				t.Fatalf("input %q: fast path %+v, encoding/json %+v", in, fast, slow)
+			}
+		})
 	})
 }

@@ -40,6 +40,8 @@ type Decoder struct {
 
 	calls   []*call // open calls, in arrival order
 	byIndex map[int]*call
+	byID    map[string]*call // the first open call, in arrival order, with an id
+	next    int              // one past the highest open index
 	last    *call
 	emitted int // tool calls yielded so far
 }
@@ -47,6 +49,7 @@ type Decoder struct {
 // call is one tool call being accumulated.
 type call struct {
 	index    int
+	pos      int // arrival order
 	id, name string
 	args     []byte
 }
@@ -54,7 +57,7 @@ type call struct {
 // NewDecoder returns a decoder reading the response body r.
 func NewDecoder(r io.Reader) *Decoder {
 	h := wire.NewHeadReader(r)
-	d := &Decoder{events: sse.NewDecoder(h), head: h, byIndex: map[int]*call{}}
+	d := &Decoder{events: sse.NewDecoder(h), head: h, byIndex: map[int]*call{}, byID: map[string]*call{}}
 	d.SetLimits(protocol.Limits{})
 	return d
 }
@@ -195,8 +198,11 @@ func (d *Decoder) apply(ch choice) {
 // non-empty value and never concatenated; arguments are appended.
 func (d *Decoder) addCall(index *int, id string, fn functionDelta) {
 	c := d.findCall(index, id)
-	if c.id == "" {
+	if c.id == "" && id != "" {
 		c.id = id
+		if o := d.byID[id]; o == nil || c.pos < o.pos {
+			d.byID[id] = c
+		}
 	}
 	if c.name == "" {
 		c.name = fn.Name
@@ -222,32 +228,23 @@ func (d *Decoder) findCall(index *int, id string) *call {
 		return d.newCall(i)
 	}
 	if id != "" {
-		for _, c := range d.calls {
-			if c.id == id {
-				return c
-			}
+		if c := d.byID[id]; c != nil {
+			return c
 		}
-		return d.newCall(d.nextIndex())
+		return d.newCall(d.next)
 	}
 	if d.last != nil {
 		return d.last
 	}
-	return d.newCall(d.nextIndex())
+	return d.newCall(d.next)
 }
 
 func (d *Decoder) newCall(index int) *call {
-	c := &call{index: index}
+	c := &call{index: index, pos: len(d.calls)}
 	d.calls = append(d.calls, c)
 	d.byIndex[index] = c
+	d.next = max(d.next, index+1)
 	return c
-}
-
-func (d *Decoder) nextIndex() int {
-	n := 0
-	for _, c := range d.calls {
-		n = max(n, c.index+1)
-	}
-	return n
 }
 
 // appendArguments appends an arguments fragment: a JSON string is unquoted, an object
@@ -286,6 +283,8 @@ func (d *Decoder) flushCalls() {
 	}
 	d.calls = d.calls[:0]
 	clear(d.byIndex)
+	clear(d.byID)
+	d.next = 0
 	d.last = nil
 }
 

@@ -2,6 +2,7 @@ package scripted_test
 
 import (
 	"bytes"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -30,23 +31,25 @@ func FuzzHandler(f *testing.F) {
 	require.NoError(f, err)
 	models := []*scripted.Model{scripted.New(scripted.Options{}), scripted.New(scripted.Options{Default: s})}
 	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
-		w := wires[int(route)%len(wires)]
-		for _, m := range models {
-			rec := httptest.NewRecorder()
-			m.Handler().ServeHTTP(rec, httptest.NewRequest("POST", w.path, bytes.NewReader(body)))
-			switch rec.Code {
-			case http.StatusOK:
-				evs, err := events(rec.Body)
-				if err != nil || len(evs) == 0 || !w.terminal(evs[len(evs)-1]) {
-					t.Fatalf("incomplete stream (%v): %s", err, rec.Body.String())
+		fuzzguard.Run(len(body), func() {
+			w := wires[int(route)%len(wires)]
+			for _, m := range models {
+				rec := httptest.NewRecorder()
+				m.Handler().ServeHTTP(rec, httptest.NewRequest("POST", w.path, bytes.NewReader(body)))
+				switch rec.Code {
+				case http.StatusOK:
+					evs, err := events(rec.Body)
+					if err != nil || len(evs) == 0 || !w.terminal(evs[len(evs)-1]) {
+						t.Fatalf("incomplete stream (%v): %s", err, rec.Body.String())
+					}
+				case http.StatusBadRequest:
+					if !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+						t.Fatalf("error without a JSON body: %s", rec.Body.String())
+					}
+				default:
+					t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 				}
-			case http.StatusBadRequest:
-				if !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
-					t.Fatalf("error without a JSON body: %s", rec.Body.String())
-				}
-			default:
-				t.Fatalf("status %d: %s", rec.Code, rec.Body.String())
 			}
-		}
+		})
 	})
 }

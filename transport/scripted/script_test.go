@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,26 +184,28 @@ func FuzzParseScript(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := scripted.ParseScript("fuzz", data)
-		if err != nil {
-			var se *scripted.ScriptError
-			if !errors.As(err, &se) {
-				t.Fatalf("error %T is not a *ScriptError: %v", err, err)
+		fuzzguard.Run(len(data), func() {
+			s, err := scripted.ParseScript("fuzz", data)
+			if err != nil {
+				var se *scripted.ScriptError
+				if !errors.As(err, &se) {
+					t.Fatalf("error %T is not a *ScriptError: %v", err, err)
+				}
+				return
 			}
-			return
-		}
-		for _, st := range s.Steps {
-			if st.Stop == "" {
-				t.Fatal("step without stop reason")
-			}
-			for _, c := range st.ToolCalls {
-				if c.Name == "" || !json.Valid([]byte(c.Input)) {
-					t.Fatalf("bad tool call %+v", c)
+			for _, st := range s.Steps {
+				if st.Stop == "" {
+					t.Fatal("step without stop reason")
+				}
+				for _, c := range st.ToolCalls {
+					if c.Name == "" || !json.Valid([]byte(c.Input)) {
+						t.Fatalf("bad tool call %+v", c)
+					}
+				}
+				if st.Fault != nil && (st.Fault.Kind == 0 || st.Fault.Times < 1) {
+					t.Fatalf("bad fault %+v", st.Fault)
 				}
 			}
-			if st.Fault != nil && (st.Fault.Kind == 0 || st.Fault.Times < 1) {
-				t.Fatalf("bad fault %+v", st.Fault)
-			}
-		}
+		})
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"io"
 	"net/http"
 	"os"
@@ -186,42 +187,44 @@ func AddDecodeSeeds(f *testing.F, dir string) {
 // exactly one stop (last, after one usage) or with a *transport.Error and no stop.
 func FuzzDecoder(f *testing.F, newDecoder func(io.Reader) transport.Decoder) {
 	f.Fuzz(func(t *testing.T, body []byte) {
-		d := newDecoder(bytes.NewReader(body))
-		var kinds []protocol.Kind
-		textBytes := 0
-		for d.Next() {
-			m := d.Message()
-			if !m.Kind.Valid() {
-				t.Fatalf("invalid kind %d", m.Kind)
+		fuzzguard.Run(len(body), func() {
+			d := newDecoder(bytes.NewReader(body))
+			var kinds []protocol.Kind
+			textBytes := 0
+			for d.Next() {
+				m := d.Message()
+				if !m.Kind.Valid() {
+					t.Fatalf("invalid kind %d", m.Kind)
+				}
+				kinds = append(kinds, m.Kind)
+				textBytes += len(m.Text)
+				if len(kinds) > len(body)+2 {
+					t.Fatalf("%d messages from %d bytes", len(kinds), len(body))
+				}
 			}
-			kinds = append(kinds, m.Kind)
-			textBytes += len(m.Text)
-			if len(kinds) > len(body)+2 {
-				t.Fatalf("%d messages from %d bytes", len(kinds), len(body))
+			if textBytes > len(body) {
+				t.Fatalf("%d text bytes from %d input bytes", textBytes, len(body))
 			}
-		}
-		if textBytes > len(body) {
-			t.Fatalf("%d text bytes from %d input bytes", textBytes, len(body))
-		}
-		stops := 0
-		for _, k := range kinds {
-			if k == protocol.KindStop {
-				stops++
+			stops := 0
+			for _, k := range kinds {
+				if k == protocol.KindStop {
+					stops++
+				}
 			}
-		}
-		if err := d.Err(); err != nil {
-			var te *transport.Error
-			if !errors.As(err, &te) {
-				t.Fatalf("error %v (%T) is not a *transport.Error", err, err)
+			if err := d.Err(); err != nil {
+				var te *transport.Error
+				if !errors.As(err, &te) {
+					t.Fatalf("error %v (%T) is not a *transport.Error", err, err)
+				}
+				if stops != 0 {
+					t.Fatalf("error %v after a stop", err)
+				}
+				return
 			}
-			if stops != 0 {
-				t.Fatalf("error %v after a stop", err)
+			n := len(kinds)
+			if stops != 1 || n < 2 || kinds[n-1] != protocol.KindStop || kinds[n-2] != protocol.KindUsage {
+				t.Fatalf("clean end with kinds %v", kinds)
 			}
-			return
-		}
-		n := len(kinds)
-		if stops != 1 || n < 2 || kinds[n-1] != protocol.KindStop || kinds[n-2] != protocol.KindUsage {
-			t.Fatalf("clean end with kinds %v", kinds)
-		}
+		})
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/agentrun/agentrun/fuzzguard"
 	"io"
 	"net/http"
 	"strings"
@@ -238,21 +239,23 @@ func FuzzParseError(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		e, ok := wire.ParseError(body)
-		d, dok := wire.ParseErrorOrDetail(body)
-		if ok && (!dok || d != e) {
-			t.Fatalf("ParseError = %+v, %v; ParseErrorOrDetail = %+v, %v", e, ok, d, dok)
-		}
-		if !dok && d != (wire.APIError{}) {
-			t.Fatalf("not an error body, yet %+v", d)
-		}
-		for _, s := range []string{d.Message, d.Type, d.Code} {
-			if !utf8.ValidString(s) {
-				t.Fatalf("invalid UTF-8 in %+v", d)
+		fuzzguard.Run(len(body), func() {
+			e, ok := wire.ParseError(body)
+			d, dok := wire.ParseErrorOrDetail(body)
+			if ok && (!dok || d != e) {
+				t.Fatalf("ParseError = %+v, %v; ParseErrorOrDetail = %+v, %v", e, ok, d, dok)
 			}
-		}
-		if d.Status != 0 && (d.Status < 400 || d.Status > 599) {
-			t.Fatalf("status %d is not an error status", d.Status)
-		}
+			if !dok && d != (wire.APIError{}) {
+				t.Fatalf("not an error body, yet %+v", d)
+			}
+			for _, s := range []string{d.Message, d.Type, d.Code} {
+				if !utf8.ValidString(s) {
+					t.Fatalf("invalid UTF-8 in %+v", d)
+				}
+			}
+			if d.Status != 0 && (d.Status < 400 || d.Status > 599) {
+				t.Fatalf("status %d is not an error status", d.Status)
+			}
+		})
 	})
 }
