@@ -2,6 +2,8 @@ package sink
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -81,7 +83,7 @@ func (f *Files) WriteFile(path string, data []byte, sync bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	tmp, err := createTemp(dir, "."+filepath.Base(path)+".tmp")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
@@ -156,4 +158,21 @@ func xmlForms(s string) []string {
 		return nil
 	}
 	return []string{b.String()}
+}
+
+// createTemp creates a new file in dir named prefix and a random suffix, with mode 0644
+// less the umask, unlike os.CreateTemp's 0600: the reports and artifacts are read by
+// other users (a CI runner reading what a container wrote).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for range 10000 {
+		var b [6]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, prefix+hex.EncodeToString(b[:])), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !os.IsExist(err) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("create temporary file in %s: too many collisions", dir)
 }
