@@ -19,7 +19,7 @@ import (
 // what its result says, and a session with no completed turn reports 0 turns and no
 // cost.
 func TestOutageStatus(t *testing.T) {
-	script, err := scripted.ParseScript("outage.yaml", []byte("steps:\n  - text: never\n    fault: {status: 529, retry_after_ms: 300, times: 1000}\n"))
+	script, err := scripted.ParseScript("outage.yaml", []byte("steps:\n  - text: never\n    fault: {status: 529, retry_after_ms: 600, times: 1000}\n"))
 	require.NoError(t, err)
 	p := newOverHTTP(t, map[string]*scripted.Script{"outage": script})
 	spec := writeSpec(t, t.TempDir(), `version: 1
@@ -28,7 +28,7 @@ defaults:
   provider: anthropic
   model: outage
   tools: []
-  idle_timeout: 250ms
+  idle_timeout: 400ms
   sandbox: {level: "off"}
 jobs:
   - {id: down, prompt: go, repeat: 40}
@@ -39,11 +39,10 @@ jobs:
 	results := verifyOut(t, out, sum)
 	require.Len(t, results, 40)
 	for key, res := range results {
-		// Open problem: under load (go test -race ./...) sessions still end
-		// error_inactivity here, the watchdog firing about one idle timeout after the
-		// last announced backoff with no response or limiter notice in between; until
-		// that is found, only the agreement of the statuses is asserted.
-		assert.Contains(t, []protocol.Status{protocol.StatusProvider, protocol.StatusInactivity}, res.Status, "%s: %+v", key, res.Error)
+		// The retry-after (600 ms) is longer than the idle timeout (400 ms): only the
+		// waits on the backoff and the limiter can be that long, and they never count.
+		// The slack for one loopback round trip is the idle timeout itself.
+		assert.Equal(t, protocol.StatusProvider, res.Status, "%s: %+v", key, res.Error)
 		require.NotNil(t, res.Error, key)
 		assert.Zero(t, res.NumTurns, "%s: no turn completed", key)
 		assert.Nil(t, res.TotalCostUSD, "%s: nothing was spent", key)
