@@ -62,11 +62,16 @@ type Outcome struct {
 	// Turns counts the model calls of this Run; CompletedTurns those that ended with
 	// a stop reason rather than a failure.
 	Turns, CompletedTurns int
-	// Usage and CostUSD are the session's totals (compaction and sub-agents included);
-	// CostKnown is false when some model had no price.
+	// Usage and CostUSD are what this Run spent (compaction and sub-agents included),
+	// like Turns and APITime: a resumed session's earlier invocations are not in them.
+	// CostKnown is false when some model of the session had no price.
 	Usage     protocol.Usage
 	CostUSD   float64
 	CostKnown bool
+
+	// baseUsage and baseCost are the session's totals when this Run began.
+	baseUsage protocol.Usage
+	baseCost  float64
 	// APITime is the time spent waiting for models, tool time excluded.
 	APITime time.Duration
 	// FinalText is the text of the last assistant turn.
@@ -202,7 +207,7 @@ func (s *Session) emit(m protocol.Message) error {
 // Run sends prompt as the next user message and works until the model ends its turn or
 // a limit stops it.
 func (s *Session) Run(ctx context.Context, prompt string) Outcome {
-	var out Outcome
+	out := Outcome{baseUsage: s.stats.Usage(), baseCost: s.stats.CostUSD}
 	var err error
 	if s.addUserText(prompt) {
 		err = s.persistAll()
@@ -282,8 +287,10 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 // finish fills the totals of out.
 func (s *Session) finish(out Outcome, end End, err *protocol.Error) Outcome {
 	out.End, out.Err = end, err
-	out.Usage = s.stats.Usage()
-	out.CostUSD, out.CostKnown = s.stats.CostUSD, !s.stats.CostUnknown
+	u := s.stats.Usage()
+	out.Usage = protocol.Usage{Input: u.Input - out.baseUsage.Input, Output: u.Output - out.baseUsage.Output,
+		CacheRead: u.CacheRead - out.baseUsage.CacheRead, CacheCreation: u.CacheCreation - out.baseUsage.CacheCreation}
+	out.CostUSD, out.CostKnown = s.stats.CostUSD-out.baseCost, !s.stats.CostUnknown
 	s.stats.APIMillis += out.APITime.Milliseconds()
 	if err := s.saveStats(); err != nil && out.End == EndCompleted {
 		out.End, out.Err = EndSink, &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}

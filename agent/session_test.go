@@ -224,7 +224,7 @@ func TestResumeAfterKillBetweenCallAndResult(t *testing.T) {
 }
 
 // TestResumeContinuesTotals checks that a resumed session keeps its conversation and
-// counters.
+// counters, and that its outcome reports this invocation's usage, like its turns.
 func TestResumeContinuesTotals(t *testing.T) {
 	dir := t.TempDir()
 	ws := t.TempDir()
@@ -236,7 +236,9 @@ func TestResumeContinuesTotals(t *testing.T) {
 	}
 	run("one")
 	sess, out := run("two")
-	assert.Equal(t, protocol.Usage{Input: 200, Output: 20}, out.Usage)
+	assert.Equal(t, protocol.Usage{Input: 100, Output: 10}, out.Usage, "this invocation's usage")
+	assert.Equal(t, 1, out.Turns, "this invocation's turns")
+	assert.Equal(t, protocol.Usage{Input: 200, Output: 20}, sess.Stats().Usage(), "the session's totals")
 	assert.Equal(t, 2, sess.Stats().UserTurns)
 	assert.Len(t, sess.Conversation(), 4)
 	validWindow(t, sess.Conversation())
