@@ -29,6 +29,14 @@ type Dialect interface {
 	ErrorMessage(body []byte) (msg, typ string)
 }
 
+// Relaxer is a Dialect with optional request settings that some compatible servers
+// refuse: given a request that failed with te, it returns the request without the
+// setting te blames and the setting's name, or ok false when there is none to drop.
+// The client then sends the relaxed request once, announced by a retry.
+type Relaxer interface {
+	Relax(req protocol.Request, te *Error) (relaxed protocol.Request, dropped string, ok bool)
+}
+
 // Decoder turns one response body into messages, Scanner-shaped. After a clean end it
 // has yielded exactly one KindStop and Err returns nil; otherwise Err says why the
 // stream is incomplete, preferably as an *Error.
@@ -179,6 +187,16 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 			}
 			delay, ok := c.retryDelay(te, attempt, waited)
 			if !ok {
+				if rx, can := c.dialect.(Relaxer); can {
+					if relaxed, dropped, ok := rx.Relax(req, te); ok {
+						req = relaxed
+						if !yield(protocol.Message{Kind: protocol.KindRetry, Attempt: attempt,
+							Reason: te.Kind + ": the server refused " + dropped + "; sending the request once more without it: " + te.Message}) {
+							return
+						}
+						continue
+					}
+				}
 				// No retry will help: the usage of the failed attempt is kept.
 				if partial != (protocol.Usage{}) && !yield(protocol.Message{Kind: protocol.KindUsage, Usage: partial}) {
 					return

@@ -124,6 +124,18 @@ func (d *Dialect) body(req protocol.Request) ([]byte, error) {
 // NewDecoder returns a decoder of one successful streaming response body.
 func (d *Dialect) NewDecoder(body io.Reader) transport.Decoder { return NewDecoder(body) }
 
+// Relax drops reasoning_effort from a request that a server refused as bad (HTTP 400):
+// many OpenAI-compatible servers (Ollama, llama.cpp, older vLLM) reject the member
+// outright, and the answer without it is worth more than none (transport.Relaxer).
+func (d *Dialect) Relax(req protocol.Request, te *transport.Error) (protocol.Request, string, bool) {
+	effort := req.Thinking.Mode == "enabled" || req.Thinking.Mode == "adaptive"
+	if !effort || te.Status != http.StatusBadRequest {
+		return req, "", false
+	}
+	req.Thinking = protocol.Thinking{}
+	return req, "reasoning_effort", true
+}
+
 // ErrorMessage extracts the message and the error type word from an error body in any
 // of the shapes compatible servers use: {"error":{"message","type","code"}},
 // {"error":"text"}, vLLM's flat {"object":"error","message",…} and FastAPI's
