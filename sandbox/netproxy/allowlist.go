@@ -34,8 +34,12 @@ func ParseAllowlist(entries []string) (Allowlist, error) {
 }
 
 func (a *Allowlist) add(entry string) error {
-	e := strings.ToLower(strings.TrimSpace(entry))
+	e, ascii := lowerASCII(strings.TrimSpace(entry))
 	switch {
+	case !ascii:
+		// strings.ToLower would map some of them to ASCII (İ to i), and Allows, which
+		// sees no other bytes, would then never match the entry as written.
+		return fmt.Errorf("not ASCII: give an internationalized name in its punycode (xn--) form")
 	case e == "":
 		return fmt.Errorf("empty")
 	case e == "*" || e == "*.":

@@ -27,6 +27,7 @@ func TestParseAllowlist(t *testing.T) {
 		{name: "bare wildcard", entries: []string{"*"}, err: `entry "*": a bare wildcard`},
 		{name: "inner wildcard", entries: []string{"a.*.example.com"}, err: `entry "a.*.example.com": a wildcard is allowed only as a leading`},
 		{name: "url", entries: []string{"https://example.com"}, err: `entry "https://example.com": a URL`},
+		{name: "non-ascii", entries: []string{"İ"}, err: `entry "İ": not ASCII`},
 		{name: "port", entries: []string{"example.com:443"}, err: `entry "example.com:443": has a port`},
 		{name: "cidr", entries: []string{"10.0.0.0/8"}, err: `entry "10.0.0.0/8": not a host name (CIDR`},
 		{name: "empty label", entries: []string{"a..example.com"}, err: `entry "a..example.com": empty label`},
