@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -345,7 +346,8 @@ func kindName(n *yaml.Node) string {
 		if n.ShortTag() == "!!null" {
 			return "null"
 		}
-		return fmt.Sprintf("%s %q", n.ShortTag()[2:], n.Value)
+		// A local tag such as "!" or "!x" has no "!!" to drop.
+		return fmt.Sprintf("%s %q", strings.TrimPrefix(n.ShortTag(), "!!"), n.Value)
 	case yaml.AliasNode:
 		return "an unresolved alias"
 	}
