@@ -118,6 +118,22 @@ func TestDigestOfSandboxPaths(t *testing.T) {
 	}
 }
 
+// TestDigestOfAbsolutePaths checks that an absolute path keeps its digest when the
+// checkout moves to a directory of another depth (CI clones to /check/work/main).
+func TestDigestOfAbsolutePaths(t *testing.T) {
+	give := doc("version: 1", "jobs:", "  - id: a", "    prompt: hi",
+		"    workspace: {dir: /srv/repo}",
+		"    sandbox: {writable: [/var/tmp/x, out], readable: [/opt/data, ../data]}")
+	base := t.TempDir()
+	shallow := filepath.Join(base, "a")
+	deep := filepath.Join(base, "b", "c", "d", "e")
+	require.NoError(t, os.MkdirAll(shallow, 0o755))
+	require.NoError(t, os.MkdirAll(deep, 0o755))
+	d1, _ := digests(t, shallow, give, nil)
+	d2, _ := digests(t, deep, give, nil)
+	assert.Equal(t, d1, d2)
+}
+
 func TestDigestFollowsPromptFiles(t *testing.T) {
 	dir := t.TempDir()
 	give := doc("version: 1", "jobs:", "  - id: a", "    prompt_file: p.md")

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"text/template"
 )
 
@@ -316,12 +317,26 @@ func relAll(dir string, paths []string) []string {
 	return out
 }
 
+// relTo returns path relative to dir when the two share a directory below the root,
+// and path itself otherwise: /opt/data stays /opt/data wherever the checkout is, while
+// ../repo moves with it.
 func relTo(dir, path string) string {
 	if path == "" || dir == "" {
 		return path
 	}
-	if rel, err := filepath.Rel(dir, path); err == nil {
-		return filepath.ToSlash(rel)
+	rel, err := filepath.Rel(dir, path)
+	if err != nil {
+		return path
 	}
-	return path
+	up := 0
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if part != ".." {
+			break
+		}
+		up++
+	}
+	if depth := len(strings.Split(strings.Trim(filepath.ToSlash(filepath.Clean(dir)), "/"), "/")); up >= depth {
+		return path
+	}
+	return filepath.ToSlash(rel)
 }
