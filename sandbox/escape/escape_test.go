@@ -253,7 +253,32 @@ func (fx *fixture) sleeperAlive() bool {
 	i := strings.LastIndexByte(s, ')')
 	// Running, sleeping, or in a disk wait (a loaded machine pages a fresh sleeper in);
 	// stopped, traced or dead is what an attempt on it looks like.
-	return i > 0 && i+2 < len(s) && strings.IndexByte("RSD", s[i+2]) >= 0
+	if i <= 0 || i+2 >= len(s) || strings.IndexByte("RSD", s[i+2]) < 0 {
+		return false
+	}
+	// A SIGKILL is asynchronous: kill(2) returns before the target dies. A kill still
+	// pending, or an exit under way, counts as dead, or the next attempt inherits it.
+	fields := strings.Fields(s[i+2:])
+	const pfExiting = 0x4
+	if len(fields) > 6 {
+		if flags, err := strconv.ParseUint(fields[6], 10, 64); err == nil && flags&pfExiting != 0 {
+			return false
+		}
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(fx.sleeper.Process.Pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for line := range strings.Lines(string(status)) {
+		name, mask, ok := strings.Cut(strings.TrimSpace(line), ":\t")
+		if !ok || (name != "SigPnd" && name != "ShdPnd") {
+			continue
+		}
+		if bits, err := strconv.ParseUint(mask, 16, 64); err == nil && bits&(1<<(9-1)) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // expander replaces the placeholders of one attempt: the fixture's and {OUT} (a path in
