@@ -36,9 +36,9 @@ type Sink interface {
 type Config struct {
 	SessionID string
 	JobID     string
-	// Provider names the provider for the session_start event.
-	Provider string
-	Model    string
+	// Provenance names the provider and model for session_start and the requests, and
+	// the run's view of the session (matrix, repeat, attempt, version) for session_start.
+	protocol.Provenance
 	// MaxTurns bounds the model calls of one Run [50].
 	MaxTurns int
 	// MaxTokens is the output limit of one model call [16384].

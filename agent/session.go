@@ -187,7 +187,7 @@ func (s *Session) Stats() Stats { return s.stats }
 // Start writes the session_start event.
 func (s *Session) Start() error {
 	return s.emit(protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
-		SessionID: s.cfg.SessionID, JobID: s.cfg.JobID, Provider: s.cfg.Provider, Model: s.cfg.Model,
+		SessionID: s.cfg.SessionID, JobID: s.cfg.JobID, Provenance: s.cfg.Provenance,
 		Cwd: s.cfg.Workspace, Tools: s.specNames(), TS: s.deps.Now().UTC().Format(protocol.TimeFormat),
 		Sandbox: s.cfg.Sandbox,
 	}})

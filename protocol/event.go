@@ -118,6 +118,7 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		o.str("job_id", s.JobID)
 		o.str("provider", s.Provider)
 		o.str("model", s.Model)
+		appendProvenance(&o, s.Provenance)
 		o.str("cwd", s.Cwd)
 		tools := s.Tools
 		if tools == nil {
@@ -144,43 +145,46 @@ var ErrNotEvent = errors.New("not an event")
 
 // wireEvent is the union of every event's fields, for decoding.
 type wireEvent struct {
-	Type      string          `json:"type"`
-	Seq       int64           `json:"seq"`
-	TS        string          `json:"ts"`
-	SessionID string          `json:"session_id"`
-	JobID     string          `json:"job_id"`
-	Parent    string          `json:"parent_tool_use_id"`
-	Content   string          `json:"content"`
-	Signature string          `json:"signature"`
-	Redacted  string          `json:"redacted"`
-	Name      string          `json:"name"`
-	ID        string          `json:"id"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	IsError   bool            `json:"is_error"`
-	In        int64           `json:"input_tokens"`
-	Out       int64           `json:"output_tokens"`
-	CacheRead int64           `json:"cache_read_input_tokens"`
-	CacheNew  int64           `json:"cache_creation_input_tokens"`
-	Kind      string          `json:"kind"`
-	SubID     string          `json:"sub_session_id"`
-	Reason    string          `json:"reason"`
-	Attempt   int             `json:"attempt"`
-	DelayMS   int64           `json:"delay_ms"`
-	Message   string          `json:"message"`
-	Trigger   string          `json:"trigger"`
-	Timestamp string          `json:"timestamp"`
-	Desc      string          `json:"description"`
-	Prompt    string          `json:"prompt"`
-	Status    string          `json:"status"`
-	Thinking  string          `json:"thinking"`
-	Text      string          `json:"text"`
-	Provider  string          `json:"provider"`
-	Model     string          `json:"model"`
-	Cwd       string          `json:"cwd"`
-	Tools     []string        `json:"tools"`
-	Sandbox   *Sandbox        `json:"sandbox"`
-	Target    string          `json:"target"`
+	Type      string            `json:"type"`
+	Seq       int64             `json:"seq"`
+	TS        string            `json:"ts"`
+	SessionID string            `json:"session_id"`
+	JobID     string            `json:"job_id"`
+	Parent    string            `json:"parent_tool_use_id"`
+	Content   string            `json:"content"`
+	Signature string            `json:"signature"`
+	Redacted  string            `json:"redacted"`
+	Name      string            `json:"name"`
+	ID        string            `json:"id"`
+	Input     json.RawMessage   `json:"input"`
+	ToolUseID string            `json:"tool_use_id"`
+	IsError   bool              `json:"is_error"`
+	In        int64             `json:"input_tokens"`
+	Out       int64             `json:"output_tokens"`
+	CacheRead int64             `json:"cache_read_input_tokens"`
+	CacheNew  int64             `json:"cache_creation_input_tokens"`
+	Kind      string            `json:"kind"`
+	SubID     string            `json:"sub_session_id"`
+	Reason    string            `json:"reason"`
+	Attempt   int               `json:"attempt"`
+	DelayMS   int64             `json:"delay_ms"`
+	Message   string            `json:"message"`
+	Trigger   string            `json:"trigger"`
+	Timestamp string            `json:"timestamp"`
+	Desc      string            `json:"description"`
+	Prompt    string            `json:"prompt"`
+	Status    string            `json:"status"`
+	Thinking  string            `json:"thinking"`
+	Text      string            `json:"text"`
+	Provider  string            `json:"provider"`
+	Model     string            `json:"model"`
+	Matrix    map[string]string `json:"matrix"`
+	Repeat    int               `json:"repeat"`
+	Version   string            `json:"agentrun_version"`
+	Cwd       string            `json:"cwd"`
+	Tools     []string          `json:"tools"`
+	Sandbox   *Sandbox          `json:"sandbox"`
+	Target    string            `json:"target"`
 }
 
 // ParseEvent decodes one event line written by AppendEvent. Unknown fields are
@@ -245,8 +249,9 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 	case KindSandboxViolation:
 		m.Violation = &Violation{Kind: w.Kind, Target: w.Target}
 	case KindSessionStart:
-		m.Session = &SessionStart{SessionID: w.SessionID, JobID: w.JobID, Provider: w.Provider,
-			Model: w.Model, Cwd: w.Cwd, Tools: w.Tools, TS: w.TS, Sandbox: normalSandbox(w.Sandbox)}
+		m.Session = &SessionStart{SessionID: w.SessionID, JobID: w.JobID, Provenance: Provenance{
+			Provider: w.Provider, Model: w.Model, Matrix: w.Matrix, Repeat: w.Repeat, Attempt: w.Attempt,
+			Version: w.Version}, Cwd: w.Cwd, Tools: w.Tools, TS: w.TS, Sandbox: normalSandbox(w.Sandbox)}
 		if m.Session.Tools == nil {
 			m.Session.Tools = []string{}
 		}

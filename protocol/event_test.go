@@ -105,13 +105,13 @@ func TestAppendEventShape(t *testing.T) {
 			want: `{"type":"usage","seq":3,"ts":"2026-05-06T12:00:00.250Z","session_id":"s1","job_id":"fix-vet","input_tokens":25,"output_tokens":42,"cache_read_input_tokens":8,"cache_creation_input_tokens":0,"kind":"agent"}`,
 		},
 		"session start carries its own ids": {
-			give: protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s9", JobID: "j9", Provider: "scripted", Model: "m", Cwd: "/w"}},
+			give: protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s9", JobID: "j9", Provenance: protocol.Provenance{Provider: "scripted", Model: "m"}, Cwd: "/w"}},
 			want: `{"type":"session_start","seq":3,"schema_version":1,"session_id":"s9","job_id":"j9","provider":"scripted","model":"m","cwd":"/w","tools":[],"ts":"2026-05-06T12:00:00.250Z"}`,
 		},
 		"result": {
 			give: protocol.Message{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "s9", JobID: "j9", Status: protocol.StatusTimeout, IsError: true,
 				Error: &protocol.Error{Kind: "timeout", Message: "session exceeded 30m0s"}, StructuredOutput: json.RawMessage("{\n\"a\": 1}")}},
-			want: `{"type":"result","seq":3,"ts":"2026-05-06T12:00:00.250Z","session_id":"s9","job_id":"j9","status":"error_timeout","subtype":"error_during_execution","is_error":true,"stop_reason":"","num_turns":0,"duration_ms":0,"duration_api_ms":0,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},"total_cost_usd":null,"result":"","structured_output":{"a":1},"checks":null,"error":{"kind":"timeout","message":"session exceeded 30m0s"},"retries":0,"attempts":0}`,
+			want: `{"type":"result","seq":3,"ts":"2026-05-06T12:00:00.250Z","session_id":"s9","job_id":"j9","provider":"","model":"","status":"error_timeout","subtype":"error_during_execution","is_error":true,"stop_reason":"","num_turns":0,"duration_ms":0,"duration_api_ms":0,"usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0},"total_cost_usd":null,"result":"","structured_output":{"a":1},"checks":null,"error":{"kind":"timeout","message":"session exceeded 30m0s"},"retries":0,"attempts":0}`,
 		},
 	}
 	for name, tt := range tests {

@@ -40,7 +40,8 @@ func messagesWith(s string) map[string]protocol.Message {
 		"error": {Kind: protocol.KindError, Err: protocol.Error{Kind: protocol.ErrRateLimit, Message: s}},
 		"retry": {Kind: protocol.KindRetry, Attempt: 2, DelayMS: 1500, Reason: "http_429 " + s},
 		"session start": {Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
-			SessionID: "s1" + s, JobID: "fix-vet" + s, Provider: "anthropic", Model: "claude-sonnet-4-6" + s,
+			SessionID: "s1" + s, JobID: "fix-vet" + s, Provenance: protocol.Provenance{Provider: "anthropic", Model: "claude-sonnet-4-6" + s,
+				Matrix: map[string]string{"model": "m" + s, s: s}, Repeat: 3, Attempt: 2, Version: "v1.2.3" + s},
 			Cwd: "/work/" + s, Tools: []string{"Read", s, "Bash"}, TS: "2026-05-06T12:00:00.000Z"}},
 		"session start with sandbox": {Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
 			SessionID: "s1", Tools: []string{}, TS: "2026-05-06T12:00:00.000Z",
@@ -51,6 +52,8 @@ func messagesWith(s string) map[string]protocol.Message {
 			SessionID: "sub_1" + s, Status: "failed", Timestamp: "2026-05-06T12:03:00Z"}},
 		"result": {Kind: protocol.KindResult, Final: &protocol.Result{
 			SessionID: "s1" + s, JobID: "fix-vet" + s, Status: protocol.StatusSuccess, StopReason: "end_turn",
+			Provenance: protocol.Provenance{Provider: "openai" + s, Model: "gpt-5.4" + s,
+				Matrix: map[string]string{"sandbox.level": s}, Repeat: 1, Attempt: 2, Version: "(devel)" + s},
 			NumTurns: 4, DurationMS: 3200, DurationAPIMS: 2100,
 			Usage:        protocol.Usage{Input: 1234, Output: 567, CacheRead: 89, CacheCreation: 10},
 			TotalCostUSD: &cost, Result: s, StructuredOutput: json.RawMessage(`{"answer":` + string(quoted) + `}`),

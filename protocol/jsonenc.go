@@ -86,6 +86,16 @@ func (o *jsonObject) key(k string) {
 	o.buf = append(o.buf, '"', ':')
 }
 
+// anyKey is key for a name that is not a constant: it is escaped.
+func (o *jsonObject) anyKey(k string) {
+	if o.first {
+		o.first = false
+	} else {
+		o.buf = append(o.buf, ',')
+	}
+	o.buf = append(AppendJSONString(o.buf, k), ':')
+}
+
 func (o *jsonObject) str(k, v string) {
 	o.key(k)
 	o.buf = AppendJSONString(o.buf, v)

@@ -254,13 +254,12 @@ type SubAgent struct {
 
 // SessionStart opens a session's event stream.
 type SessionStart struct {
-	SessionID string   `json:"session_id"`
-	JobID     string   `json:"job_id"`
-	Provider  string   `json:"provider"`
-	Model     string   `json:"model"`
-	Cwd       string   `json:"cwd"`
-	Tools     []string `json:"tools"`
-	TS        string   `json:"ts"`
+	SessionID string `json:"session_id"`
+	JobID     string `json:"job_id"`
+	Provenance
+	Cwd   string   `json:"cwd"`
+	Tools []string `json:"tools"`
+	TS    string   `json:"ts"`
 	// Sandbox is the confinement the session's tools run under; nil when unknown.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }

@@ -107,6 +107,7 @@ func fieldsOf(m Message) ([]string, error) {
 		s := sessionOrZero(m.Session)
 		f.add(s.SessionID, s.JobID, s.Provider, s.Model, s.Cwd, s.TS, countField(len(s.Tools), s.Tools == nil))
 		f.add(s.Tools...)
+		addProvenanceExt(&f, s.Provenance, false)
 		if s.Sandbox != nil {
 			f.add(extSandbox, s.Sandbox.Level, extLayers, s.Sandbox.joinLayers())
 		}
@@ -125,6 +126,7 @@ func fieldsOf(m Message) ([]string, error) {
 		if r.Sandbox != nil {
 			f.add(extSandbox, r.Sandbox.Level, extLayers, r.Sandbox.joinLayers())
 		}
+		addProvenanceExt(&f, r.Provenance, true)
 	default:
 		return nil, fmt.Errorf("encode: invalid kind %d", m.Kind)
 	}
@@ -215,7 +217,7 @@ func messageOf(k Kind, fields []string) (Message, error) {
 		m.DelayMS = p.int()
 		m.Reason = p.next()
 	case KindSessionStart:
-		s := SessionStart{SessionID: p.next(), JobID: p.next(), Provider: p.next(), Model: p.next(),
+		s := SessionStart{SessionID: p.next(), JobID: p.next(), Provenance: Provenance{Provider: p.next(), Model: p.next()},
 			Cwd: p.next(), TS: p.next()}
 		s.Tools = list(&p, 1, p.next)
 		m.Session = &s
@@ -248,6 +250,18 @@ func (m *Message) setExt(name, value string) error {
 	if name == extParent {
 		m.Parent = value
 		return nil
+	}
+	var prov *Provenance
+	switch {
+	case m.Kind == KindSessionStart && m.Session != nil:
+		prov = &m.Session.Provenance
+	case m.Kind == KindResult && m.Final != nil:
+		prov = &m.Final.Provenance
+	}
+	if prov != nil {
+		if ok, err := setProvenance(prov, name, value); ok {
+			return err
+		}
 	}
 	if name == extSandbox || name == extLayers {
 		var sb **Sandbox

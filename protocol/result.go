@@ -66,8 +66,10 @@ func (s Status) Subtype() string {
 // Result is the terminal record of one session: the last event of its stream and the
 // content of its result.json.
 type Result struct {
-	SessionID     string   `json:"session_id"`
-	JobID         string   `json:"job_id"`
+	SessionID string `json:"session_id"`
+	JobID     string `json:"job_id"`
+	// Provenance says what produced the session (provider, model, matrix, ...).
+	Provenance
 	Status        Status   `json:"status"`
 	IsError       bool     `json:"is_error"`
 	StopReason    string   `json:"stop_reason"`
@@ -109,6 +111,9 @@ type Check struct {
 func appendResult(o *jsonObject, r Result) {
 	o.str("session_id", r.SessionID)
 	o.str("job_id", r.JobID)
+	o.str("provider", r.Provider)
+	o.str("model", r.Model)
+	appendProvenance(o, r.Provenance)
 	o.str("status", string(r.Status))
 	o.str("subtype", r.Status.Subtype())
 	o.bool("is_error", r.IsError)

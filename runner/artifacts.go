@@ -119,9 +119,9 @@ func (a *artifacts) close() error {
 // failedToStart records a session whose folder could not even be prepared.
 func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err error) *protocol.Result {
 	files := sink.NewFiles(st.secretsFor(s))
-	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
-		Status: protocol.StatusCrashed, IsError: true, Attempts: attempt, Checks: []protocol.Check{},
-		Error: &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}}
+	res := st.newResult(s, attempt)
+	res.Status, res.IsError = protocol.StatusCrashed, true
+	res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}
 	res.Result = res.Error.Message
 	res = files.Redactor().RedactResult(res)
 	if werr := files.WriteJSON(filepath.Join(dir, ResultFile), res); werr != nil {
@@ -150,30 +150,42 @@ func (st *runState) skip(s jobs.Session, status protocol.Status, perr *protocol.
 		return st.failedToStart(s, dir, 0, err)
 	}
 	start := st.r.opts.Now()
-	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
-		Status: status, Error: perr, Result: perr.Message, Checks: []protocol.Check{}}
+	res := st.newResult(s, 0)
+	res.Status, res.Error, res.Result = status, perr, perr.Message
 	st.progress.started(s.Key)
 	files := sink.NewFiles(st.secretsFor(s))
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
 	if err != nil {
 		return st.finish(nil, files, dir, res, start)
 	}
-	st.writeStart(arts, dir, s, res.SessionID, start)
+	st.writeStart(arts, dir, s, res, start)
 	return st.finish(arts, files, dir, res, start)
 }
 
 // writeStart writes the session_start event of a session whose agent never wrote one
 // (it was not started, or failed before it started), so every stream opens the same way,
 // and creates the empty conversation file the agent would have written.
-func (st *runState) writeStart(arts *artifacts, dir string, s jobs.Session, sessionID string, start time.Time) {
+func (st *runState) writeStart(arts *artifacts, dir string, s jobs.Session, res *protocol.Result, start time.Time) {
 	if err := touch(filepath.Join(dir, MessagesFile)); err != nil {
 		st.r.log.Error("create messages.jsonl", zapKey(s.Key), zapErr(err))
 	}
 	if err := arts.Write(protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
-		SessionID: sessionID, JobID: s.JobID, Provider: string(s.Settings.Provider), Model: s.Settings.Model,
+		SessionID: res.SessionID, JobID: s.JobID, Provenance: res.Provenance,
 		Cwd: s.Settings.Workspace.Dir, Tools: []string{}, TS: start.UTC().Format(protocol.TimeFormat)}}); err != nil {
 		st.r.log.Error("write session_start", zapKey(s.Key), zapErr(err))
 	}
+}
+
+// newResult is the result of s before it runs: who it is and what produced it.
+// attempt is 0 for a session that never started.
+func (st *runState) newResult(s jobs.Session, attempt int) *protocol.Result {
+	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
+		Attempts: attempt, Checks: []protocol.Check{},
+		Provenance: st.provenance(s, ProviderInfo{Name: string(s.Settings.Provider), Model: s.Settings.Model}, attempt)}
+	if attempt > 0 {
+		res.Retries = attempt - 1
+	}
+	return res
 }
 
 // prefixed writes whole lines to w, each with prefix before it, in one Write call per

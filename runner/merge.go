@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -48,7 +49,11 @@ func Merge(out string, dirs []string) (*Summary, error) {
 		SpecDigest: shards[0].info.SpecDigest, SessionsDigest: shards[0].info.SessionsDigest, Sessions: []Row{}}
 	var start, end time.Time
 	sessionDirs := map[string]string{}
+	var versions []string
 	for _, so := range shards {
+		if v := so.sum.Version; v != "" && !slices.Contains(versions, v) {
+			versions = append(versions, v)
+		}
 		if so.info.Shard != nil {
 			merged.Shards = append(merged.Shards, so.info.Shard.String())
 		}
@@ -67,6 +72,8 @@ func Merge(out string, dirs []string) (*Summary, error) {
 		}
 	}
 	sort.Strings(merged.Shards)
+	slices.Sort(versions)
+	merged.Version = strings.Join(versions, ", ")
 	sort.Slice(merged.Sessions, func(i, j int) bool { return merged.Sessions[i].Key < merged.Sessions[j].Key })
 	merged.StartedAt, merged.EndedAt = start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)
 	merged.DurationMS = end.Sub(start).Milliseconds()

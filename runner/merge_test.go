@@ -125,6 +125,20 @@ func TestMergeEqualsUnsharded(t *testing.T) {
 		assert.Contains(t, string(md), "`"+k+"`")
 	}
 	assert.Contains(t, string(md), "13 sessions · 12 passed · 1 failed")
+
+	// The aggregates over the shards are those of the whole run, durations aside.
+	passes := func(groups []runner.Group) []string {
+		var out []string
+		for _, g := range groups {
+			out = append(out, fmt.Sprintf("%s %d/%d tasks=%d %v %v", g.Label(), g.Passed, g.Sessions, g.Tasks, g.PassAtK, g.ByStatus))
+		}
+		return out
+	}
+	assert.Equal(t, passes(whole.Aggregates.ByJob), passes(onDisk.Aggregates.ByJob))
+	assert.Equal(t, passes(whole.Aggregates.ByModel), passes(onDisk.Aggregates.ByModel))
+	assert.Contains(t, passes(onDisk.Aggregates.ByJob), "answer 9/9 tasks=3 map[1:1 2:1 3:1] map[success:9]")
+	assert.Contains(t, passes(onDisk.Aggregates.ByJob), "broken 0/1 tasks=1 map[1:0] map[error_checks:1]")
+	assert.Contains(t, string(md), "### By job")
 }
 
 // copyRunDir copies a run's output folder to a new one and returns it.

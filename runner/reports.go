@@ -112,6 +112,7 @@ func (s *Summary) Markdown() string {
 			thousands(r.Usage.Input+r.Usage.CacheRead+r.Usage.CacheCreation), thousands(r.Usage.Output),
 			costCell(r.CostUSD), strings.Join(checks, ", "))
 	}
+	s.Aggregates.markdown(&b)
 	var failures []Row
 	for _, r := range s.Sessions {
 		if r.Status != protocol.StatusSuccess && r.Error != nil {
@@ -192,15 +193,15 @@ func seconds(ms int64) string { return fmt.Sprintf("%.3f", float64(ms)/1000) }
 func (s *Summary) JUnit(sessionDir func(key string) string) ([]byte, error) {
 	suite := junitSuite{Name: s.Spec, Time: seconds(s.DurationMS),
 		Properties: []junitProperty{{"spec_digest", s.SpecDigest}, {"sessions_digest", s.SessionsDigest},
-			{"started_at", s.StartedAt}}}
+			{"started_at", s.StartedAt}, {"agentrun_version", s.Version}}}
 	if s.Shard != "" {
 		suite.Properties = append(suite.Properties, junitProperty{"shard", s.Shard})
 	}
 	for _, r := range s.Sessions {
 		c := junitCase{Name: r.Key, Classname: r.JobID, Time: seconds(r.DurationMS), File: s.Spec, Line: r.Line}
 		// What were testcase properties, which neither schema allows, heads system-out.
-		head := fmt.Sprintf("session_id=%s status=%s turns=%d input_tokens=%d output_tokens=%d cost_usd=%s\n",
-			r.SessionID, r.Status, r.NumTurns, r.Usage.Input, r.Usage.Output, costCell(r.CostUSD))
+		head := fmt.Sprintf("session_id=%s status=%s turns=%d input_tokens=%d output_tokens=%d cost_usd=%s\n%s\n",
+			r.SessionID, r.Status, r.NumTurns, r.Usage.Input, r.Usage.Output, costCell(r.CostUSD), r.provenanceLine())
 		msg, detail := string(r.Status), ""
 		if r.Error != nil {
 			msg = string(r.Status) + ": " + r.Error.Message

@@ -300,7 +300,9 @@ func (st *runState) summary(start, end time.Time) *Summary {
 	if st.r.opts.Throttled != nil {
 		throttled, pauses = st.r.opts.Throttled()
 	}
-	return newSummary(st.spec, st.plan, all, start, end, throttled, pauses, st.budget.refusedAny())
+	sum := newSummary(st.spec, st.plan, all, start, end, throttled, pauses, st.budget.refusedAny())
+	sum.Version = st.r.opts.Version
+	return sum
 }
 
 // runBudget enforces the run-level cost cap: it stops admitting sessions before the cap

@@ -44,8 +44,7 @@ func (st *runState) runSession(ctx context.Context, s jobs.Session) *protocol.Re
 func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, attempt int) (res *protocol.Result) {
 	o := st.r.opts
 	start := o.Now()
-	res = &protocol.Result{SessionID: o.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
-		Attempts: attempt, Retries: attempt - 1, Checks: []protocol.Check{}}
+	res = st.newResult(s, attempt)
 	st.progress.started(s.Key)
 	files := sink.NewFiles(st.secretsFor(s))
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
@@ -93,7 +92,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 				st.r.log.Warn("close messages", zapKey(s.Key), zapErr(err))
 			}
 		}()
-		sess, setupErr = st.newAgent(s, res.SessionID, ws.dir, store, arts, watch, sb)
+		sess, setupErr = st.newAgent(s, &res.Provenance, res.SessionID, ws.dir, store, arts, watch, sb)
 		if setupErr != nil {
 			return
 		}
@@ -105,7 +104,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	})
 	watch.stop()
 	if !started {
-		st.writeStart(arts, dir, s, res.SessionID, start)
+		st.writeStart(arts, dir, s, res, start)
 	}
 	switch {
 	case recovered != nil:
@@ -175,18 +174,20 @@ func touch(path string) error {
 }
 
 // newAgent builds the agent session of s.
-func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog, sb *Sandbox) (*agent.Session, error) {
+// newAgent builds the session's agent; prov gets the resolved provider and model.
+func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog, sb *Sandbox) (*agent.Session, error) {
 	o := st.r.opts
 	provider, info, err := o.Providers.Provider(s, watch.touch)
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
+	prov.Provider, prov.Model = info.Name, info.Model
 	tools := make([]string, len(s.Settings.Tools))
 	for i, t := range s.Settings.Tools {
 		tools[i] = string(t)
 	}
 	cfg := agent.Config{
-		SessionID: sessionID, JobID: s.JobID, Provider: info.Name, Model: info.Model,
+		SessionID: sessionID, JobID: s.JobID, Provenance: *prov,
 		MaxTurns: s.Settings.MaxTurns, MaxTokens: s.Settings.MaxTokens,
 		Thinking: protocol.Thinking{Mode: string(s.Settings.Thinking.Mode), Budget: s.Settings.Thinking.Budget,
 			Effort: string(s.Settings.Thinking.Effort)},
@@ -206,6 +207,12 @@ func (st *runState) newAgent(s jobs.Session, sessionID, workdir string, store ag
 		Tools: sb.client,
 	}
 	return agent.New(cfg, deps)
+}
+
+// provenance is what session_start and the result say produced s.
+func (st *runState) provenance(s jobs.Session, info ProviderInfo, attempt int) protocol.Provenance {
+	return protocol.Provenance{Provider: info.Name, Model: info.Model, Matrix: s.Matrix, Repeat: s.Repeat,
+		Attempt: attempt, Version: st.r.opts.Version}
 }
 
 // costFor returns the pricing of a session's provider. The built-in scripted model is

@@ -2,8 +2,11 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun/jobs"
@@ -25,8 +28,12 @@ type Summary struct {
 	StartedAt  string   `json:"started_at"`
 	EndedAt    string   `json:"ended_at"`
 	DurationMS int64    `json:"duration_ms"`
-	Totals     Totals   `json:"totals"`
-	Sessions   []Row    `json:"sessions"`
+	// Version is the agentrun build that wrote the summary (run.json's version).
+	Version  string `json:"version,omitempty"`
+	Totals   Totals `json:"totals"`
+	Sessions []Row  `json:"sessions"`
+	// Aggregates are computed from Sessions.
+	Aggregates Aggregates `json:"aggregates"`
 }
 
 // Totals add up the sessions of a run.
@@ -51,8 +58,11 @@ type Totals struct {
 
 // Row is one session in summary.json.
 type Row struct {
-	Key        string          `json:"key"`
-	JobID      string          `json:"job_id"`
+	Key   string `json:"key"`
+	JobID string `json:"job_id"`
+	// Provider, Model, Matrix, Repeat, Attempt and Version say what produced the
+	// session, as its result.json does.
+	protocol.Provenance
 	SessionID  string          `json:"session_id"`
 	Status     protocol.Status `json:"status"`
 	IsError    bool            `json:"is_error"`
@@ -135,7 +145,7 @@ func newSummary(spec *jobs.Spec, plan *Plan, results []*protocol.Result, start, 
 func rowOf(res *protocol.Result, reused bool) Row {
 	row := Row{Key: res.Key, JobID: res.JobID, SessionID: res.SessionID, Status: res.Status, IsError: res.IsError,
 		NumTurns: res.NumTurns, DurationMS: res.DurationMS, Usage: res.Usage, CostUSD: res.TotalCostUSD,
-		Attempts: res.Attempts, Error: res.Error, Reused: reused}
+		Attempts: res.Attempts, Error: res.Error, Reused: reused, Provenance: res.Provenance}
 	for _, c := range res.Checks {
 		row.Checks = append(row.Checks, CheckRow{Name: c.Name, Passed: c.Passed})
 	}
@@ -187,6 +197,7 @@ func (s *Summary) total() {
 		}
 	}
 	t.Tokens = t.Usage.Total()
+	s.Aggregates = aggregate(s.Sessions)
 }
 
 // ExitCode is the run's exit code: 130 when interrupted, 4 when the run-level budget
@@ -242,4 +253,27 @@ func duration(ms int64) time.Duration {
 		return d
 	}
 	return d.Round(100 * time.Millisecond)
+}
+
+// provenanceLine says what produced the session in one line of name=value pairs:
+// provider, model, each matrix value as matrix.NAME, repeat, attempt, sandbox and
+// agentrun_version, the ones that are known.
+func (r Row) provenanceLine() string {
+	pairs := []string{"provider=" + r.Provider, "model=" + r.Model}
+	for _, k := range slices.Sorted(maps.Keys(r.Matrix)) {
+		pairs = append(pairs, "matrix."+k+"="+r.Matrix[k])
+	}
+	if r.Repeat > 0 {
+		pairs = append(pairs, fmt.Sprintf("repeat=%d", r.Repeat))
+	}
+	if r.Attempt > 0 {
+		pairs = append(pairs, fmt.Sprintf("attempt=%d", r.Attempt))
+	}
+	if r.Sandbox != "" {
+		pairs = append(pairs, "sandbox="+r.Sandbox)
+	}
+	if r.Version != "" {
+		pairs = append(pairs, "agentrun_version="+r.Version)
+	}
+	return strings.Join(pairs, " ")
 }

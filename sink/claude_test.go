@@ -17,7 +17,7 @@ import (
 
 func claudeStart() protocol.Message {
 	return protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s1", JobID: "fix",
-		Provider: "anthropic", Model: "claude-sonnet-4-5", Cwd: "/work", Tools: []string{"Bash", "Task"},
+		Provenance: protocol.Provenance{Provider: "anthropic", Model: "claude-sonnet-4-5"}, Cwd: "/work", Tools: []string{"Bash", "Task"},
 		Sandbox: &protocol.Sandbox{Level: "strict", Layers: []string{"landlock", "seccomp"}}}}
 }
 

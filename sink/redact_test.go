@@ -138,7 +138,7 @@ func TestRedactorFields(t *testing.T) {
 		{Kind: protocol.KindSubAgentStart, Sub: &protocol.SubAgent{SessionID: s, Description: s, Prompt: s, Timestamp: s}},
 		{Kind: protocol.KindSubAgentResult, Sub: &protocol.SubAgent{SessionID: s, Status: s, Thinking: s, Text: s}},
 		{Kind: protocol.KindSubAgentEnd, Sub: &protocol.SubAgent{SessionID: s, Status: s}},
-		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: s, JobID: s, Provider: s, Model: s, Cwd: s, Tools: []string{s}, TS: s}},
+		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: s, JobID: s, Provenance: protocol.Provenance{Provider: s, Model: s}, Cwd: s, Tools: []string{s}, TS: s}},
 		// Ids, key, status and digest come from agentrun itself and are kept as they are.
 		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "sess", JobID: "job", Status: protocol.StatusSuccess, StopReason: s,
 			Result: "the key is " + s, StructuredOutput: json.RawMessage(`{"key":"` + s + `","n":[1]}`), TotalCostUSD: &cost,

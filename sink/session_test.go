@@ -34,7 +34,7 @@ func session() []protocol.Message {
 	cost := 0.0123
 	return []protocol.Message{
 		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
-			SessionID: "20260506-120000-1a2b", JobID: "fix-vet", Provider: "anthropic", Model: "claude-sonnet-4-6",
+			SessionID: "20260506-120000-1a2b", JobID: "fix-vet", Provenance: protocol.Provenance{Provider: "anthropic", Model: "claude-sonnet-4-6"},
 			Cwd: "/work/repo", Tools: []string{"Read", "Write", "Edit", "Bash", "Glob", "Grep", "TodoWrite", "Task"},
 			TS: "2026-05-06T12:00:00.000Z"}},
 		think("The user wants me to run "), think("go vet and fix"), think(" what it reports.\nLet me start"),
@@ -87,7 +87,7 @@ func session() []protocol.Message {
 // failedSession returns a session that times out with a failing check.
 func failedSession() []protocol.Message {
 	return []protocol.Message{
-		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s2", JobID: "flaky", Provider: "scripted"}},
+		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s2", JobID: "flaky", Provenance: protocol.Provenance{Provider: "scripted"}}},
 		{Kind: protocol.KindText, Text: "Working"},
 		{Kind: protocol.KindText, Text: " on it"},
 		{Kind: protocol.KindStop, Reason: "max_tokens"},

@@ -3,8 +3,10 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -185,4 +187,41 @@ func TestVersion(t *testing.T) {
 	assert.Equal(t, 0, o.code)
 	assert.Regexp(t, `^agentrun \S+ \(go\S+ \w+/\w+\)\n$`, o.stdout)
 	assert.Empty(t, o.stderr)
+}
+
+func TestVersionOf(t *testing.T) {
+	rev := "3f2a9c1d0e4b5a6978877665544332211000ffee"
+	vcs := func(modified string) []debug.BuildSetting {
+		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
+	}
+	tests := map[string]struct {
+		linked string
+		info   *debug.BuildInfo
+		want   string
+	}{
+		"linked wins":    {linked: "v1.4.0", info: &debug.BuildInfo{Main: debug.Module{Version: "v1.3.0"}}, want: "v1.4.0"},
+		"module version": {info: &debug.BuildInfo{Main: debug.Module{Version: "v1.3.0"}, Settings: vcs("false")}, want: "v1.3.0"},
+		"revision":       {info: &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("false")}, want: "dev+3f2a9c1d0e4b"},
+		"dirty revision": {info: &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: vcs("true")}, want: "dev+3f2a9c1d0e4b-dirty"},
+		"nothing known":  {info: &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, want: "dev"},
+		"no build info":  {want: "dev"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tt.want, versionOf(tt.linked, tt.info))
+		})
+	}
+}
+
+// TestVersionOfBinary checks that the binary built from a git checkout names its
+// revision, not a bare dev.
+func TestVersionOfBinary(t *testing.T) {
+	rev, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	o := agentrun(t, invocation{args: []string{"version"}})
+	require.Equal(t, 0, o.code)
+	assert.NotContains(t, o.stdout, "agentrun dev ")
+	assert.Contains(t, o.stdout, string(rev[:12]))
 }

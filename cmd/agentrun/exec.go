@@ -149,8 +149,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		}
 	}
 	mode := pol.BashMode
-	acfg := agent.Config{SessionID: id, JobID: "exec", Provider: choice.name, Model: choice.model,
-		MaxTurns: *maxTurns, MaxTokens: *maxTokens, System: *system, Tools: tools, Workspace: workspace,
+	acfg := agent.Config{SessionID: id, JobID: "exec",
+		Provenance: protocol.Provenance{Provider: choice.name, Model: choice.model, Attempt: 1, Version: version()},
+		MaxTurns:   *maxTurns, MaxTokens: *maxTokens, System: *system, Tools: tools, Workspace: workspace,
 		Home: cfg.UserHome, BashMode: mode, ToolTimeout: *toolTimeout, ProcEnv: a.toolEnviron(),
 		InstructionHome: cfg.Home, Skills: skills, Compaction: cfg.Compact.config(*maxContext)}
 

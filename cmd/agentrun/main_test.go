@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	agentrunBin = filepath.Join(dir, "agentrun")
-	if out, err := exec.Command("go", "build", "-o", agentrunBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", agentrunBin, ".").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "agentrun tests: go build: %v\n%s", err, out)
 		cleanup(1)
 	}

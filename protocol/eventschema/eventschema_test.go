@@ -16,8 +16,8 @@ import (
 func samples() []protocol.Message {
 	cost := 0.5
 	return []protocol.Message{
-		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s", JobID: "j", Provider: "anthropic",
-			Model: "m", Cwd: "/w", Tools: []string{"Bash"}, TS: "2026-05-06T12:00:00.000Z",
+		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s", JobID: "j", Provenance: protocol.Provenance{Provider: "anthropic",
+			Model: "m", Matrix: map[string]string{"model": "m"}, Repeat: 2, Attempt: 1, Version: "v1.0.0"}, Cwd: "/w", Tools: []string{"Bash"}, TS: "2026-05-06T12:00:00.000Z",
 			Sandbox: &protocol.Sandbox{Level: "strict", Layers: []string{"landlock"}}}},
 		{Kind: protocol.KindText, Text: "hi"},
 		{Kind: protocol.KindThinking, Text: "hm", Signature: "sig", Redacted: "r"},
@@ -34,7 +34,7 @@ func samples() []protocol.Message {
 		{Kind: protocol.KindSubAgentStart, Parent: "t1", Sub: &protocol.SubAgent{SessionID: "sub", Description: "d", Prompt: "p"}},
 		{Kind: protocol.KindSubAgentEnd, Parent: "t1", Sub: &protocol.SubAgent{SessionID: "sub", Status: "ok"}},
 		{Kind: protocol.KindSandboxViolation, Violation: &protocol.Violation{Kind: "network_denied", Target: "h:443"}},
-		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "s", JobID: "j", Status: protocol.StatusChecks,
+		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "s", JobID: "j", Provenance: protocol.Provenance{Provider: "openai", Model: "m", Matrix: map[string]string{"x": "1"}, Repeat: 1, Attempt: 2, Version: "v1"}, Status: protocol.StatusChecks,
 			IsError: true, TotalCostUSD: &cost, StructuredOutput: json.RawMessage(`{"a":1}`),
 			Checks: []protocol.Check{{Name: "c", ExitCode: 3}}, Error: &protocol.Error{Kind: "checks", Message: "m"},
 			SpecDigest: "d", Key: "k", Sandbox: &protocol.Sandbox{Level: "off"}}},
