@@ -66,7 +66,7 @@ func BenchmarkSession20Turns(b *testing.B) {
 		require.NoError(b, err)
 		out := sink.Multi(sink.NewStreamJSON(stream, protocol.Envelope{}), events, sink.NewText(transcript, sink.TextOptions{}))
 		sess, err := agent.New(agent.Config{Workspace: ws, Tools: []string{"Read", "Write", "Edit"}},
-			agent.Deps{Provider: model, Sink: out, Store: &agent.DirStore{Dir: dir}})
+			agent.Deps{Provider: model, Sink: out, Store: &agent.DirStore{Dir: dir, Files: sink.NewFiles(nil)}})
 		require.NoError(b, err)
 		require.NoError(b, sess.Start())
 		o := sess.Run(b.Context(), "write some files")

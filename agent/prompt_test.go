@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/sink"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -70,7 +71,7 @@ func TestSummaryInPrompt(t *testing.T) {
 	writeFile(t, filepath.Join(dir, agent.SummaryFile), "Task focus: tests\nProgress: half done")
 	p := &canned{responses: [][]protocol.Message{{text("ok"), stop("end_turn")}}}
 	s, err := agent.New(agent.Config{Workspace: t.TempDir(), System: "job text"},
-		agent.Deps{Provider: p, Sink: &recorder{}, Store: &agent.DirStore{Dir: dir}})
+		agent.Deps{Provider: p, Sink: &recorder{}, Store: &agent.DirStore{Dir: dir, Files: sink.NewFiles(nil)}})
 	require.NoError(t, err)
 	s.Run(t.Context(), "go")
 	sys := p.requests[0].System

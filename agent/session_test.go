@@ -112,7 +112,7 @@ func bigSteps(n, size int) string {
 func TestCompactionEndToEnd(t *testing.T) {
 	ws := t.TempDir()
 	rec := &recorder{}
-	store := &agent.DirStore{Dir: t.TempDir()}
+	store := &agent.DirStore{Dir: t.TempDir(), Files: sink.NewFiles(nil)}
 	sess, err := agent.New(agent.Config{Workspace: ws, Tools: []string{"Read", "Write"}, MaxTurns: 40,
 		Compaction: agent.CompactConfig{MaxContext: 6000}},
 		agent.Deps{Provider: scripted.New(scripted.Options{Default: script(t, bigSteps(12, 2400))}), Sink: rec, Store: store})
@@ -186,7 +186,7 @@ func TestCompactionFailureContinues(t *testing.T) {
 // "interrupted" result for it and continues.
 func TestResumeAfterKillBetweenCallAndResult(t *testing.T) {
 	dir := t.TempDir()
-	store := &agent.DirStore{Dir: dir}
+	store := &agent.DirStore{Dir: dir, Files: sink.NewFiles(nil)}
 	first := []protocol.Turn{
 		protocol.UserText("write a file"),
 		{Role: protocol.RoleAssistant, Blocks: []protocol.Block{
@@ -230,7 +230,7 @@ func TestResumeContinuesTotals(t *testing.T) {
 	ws := t.TempDir()
 	run := func(prompt string) (*agent.Session, agent.Outcome) {
 		p := &canned{responses: [][]protocol.Message{{text("ok " + prompt), usage(100, 10), stop("end_turn")}}}
-		sess, err := agent.New(agent.Config{Workspace: ws}, agent.Deps{Provider: p, Sink: &recorder{}, Store: &agent.DirStore{Dir: dir}})
+		sess, err := agent.New(agent.Config{Workspace: ws}, agent.Deps{Provider: p, Sink: &recorder{}, Store: &agent.DirStore{Dir: dir, Files: sink.NewFiles(nil)}})
 		require.NoError(t, err)
 		return sess, sess.Run(t.Context(), prompt)
 	}
@@ -275,4 +275,20 @@ func TestCompactionAsksForText(t *testing.T) {
 		assert.Equal(t, protocol.ToolChoiceNone, req.ToolChoice)
 		assert.Len(t, req.Tools, 2)
 	}
+}
+
+// TestDirStoreWithoutFiles checks that a store without a writer reads but writes
+// nothing: every artifact goes through the one redacting writer.
+func TestDirStoreWithoutFiles(t *testing.T) {
+	dir := t.TempDir()
+	store := &agent.DirStore{Dir: dir}
+	st, err := store.Load()
+	require.NoError(t, err)
+	assert.Empty(t, st.Turns)
+	assert.Error(t, store.Append([]protocol.Turn{protocol.UserText("hi")}))
+	assert.Error(t, store.Replace([]protocol.Turn{protocol.UserText("hi")}, "sum"))
+	assert.Error(t, store.SaveStats(agent.Stats{}))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "nothing was written")
 }

@@ -3,8 +3,6 @@ package agent
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,8 +48,9 @@ const (
 // any point leaves at most a torn last line, which Load ignores.
 type DirStore struct {
 	Dir string
-	// Files writes the folder's files: sink.Files, which masks secrets in all of them.
-	// Nil writes them as they are.
+	// Files writes the folder's files: sink.Files, which masks secrets in all of them
+	// and has the one atomic writer of the project. A DirStore without it can Load but
+	// not write.
 	Files Files
 
 	made bool           // Dir is known to exist
@@ -66,20 +65,18 @@ type Files interface {
 	OpenAppend(path string) (io.WriteCloser, error)
 }
 
-// plainFiles writes files as they are.
-type plainFiles struct{}
+// errNoFiles is the error of a write to a DirStore without Files.
+var errNoFiles = errors.New("dir store: no Files to write with")
 
-func (plainFiles) WriteFile(path string, data []byte, sync bool) error {
-	return writeFileAtomic(path, data, sync)
-}
+// noFiles refuses every write.
+type noFiles struct{}
 
-func (plainFiles) OpenAppend(path string) (io.WriteCloser, error) {
-	return os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-}
+func (noFiles) WriteFile(string, []byte, bool) error      { return errNoFiles }
+func (noFiles) OpenAppend(string) (io.WriteCloser, error) { return nil, errNoFiles }
 
 func (d *DirStore) files() Files {
 	if d.Files == nil {
-		return plainFiles{}
+		return noFiles{}
 	}
 	return d.Files
 }
@@ -253,40 +250,6 @@ func (d *DirStore) SaveStats(s Stats) error {
 	return d.files().WriteFile(filepath.Join(d.Dir, StatsFile), append(b, '\n'), false)
 }
 
-// WriteFileAtomic writes data to a temporary file in the same folder, syncs it and
-// renames it over path, so readers see the old content or the new, never a mix.
-func WriteFileAtomic(path string, data []byte) error {
-	return writeFileAtomic(path, data, true)
-}
-
-// writeFileAtomic is WriteFileAtomic with the sync made optional.
-func writeFileAtomic(path string, data []byte, sync bool) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	f, err := createTemp(dir, "."+filepath.Base(path)+".tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	if werr == nil && sync {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp, path)
-	}
-	if werr != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
-	}
-	return nil
-}
-
 // persistAppend saves s.conv[first:].
 func (s *Session) persistAppend(first int) error {
 	if s.deps.Store == nil || first >= len(s.conv) {
@@ -322,21 +285,4 @@ func ProjectKey(dir string) string {
 		}
 	}
 	return "-" + strings.Trim(b.String(), "-")
-}
-
-// createTemp creates a new file in dir named prefix and a random suffix, with mode
-// 0644 less the umask: unlike os.CreateTemp's 0600, so that reports and artifacts are
-// readable by the other users who collect them (issue 12).
-func createTemp(dir, prefix string) (*os.File, error) {
-	for range 10000 {
-		var b [6]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return nil, err
-		}
-		f, err := os.OpenFile(filepath.Join(dir, prefix+hex.EncodeToString(b[:])), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if !os.IsExist(err) {
-			return f, err
-		}
-	}
-	return nil, fmt.Errorf("create temporary file in %s: too many collisions", dir)
 }
