@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -138,41 +137,8 @@ func openChecked(path string, flags int, perm os.FileMode) (*os.File, error) {
 // location: /dev/fd, or a /proc entry for a process's open files, root, working
 // directory or executable. Links are followed like realPath does.
 func viaMagicLink(p string) bool {
-	rest := splitPath(p)
-	resolved := string(filepath.Separator)
-	for links := 0; len(rest) > 0; {
-		c := rest[0]
-		rest = rest[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			resolved = filepath.Dir(resolved)
-			continue
-		}
-		next := filepath.Join(resolved, c)
-		if isMagicLocation(next) {
-			return true
-		}
-		fi, err := os.Lstat(next)
-		if err != nil {
-			return false
-		}
-		if fi.Mode()&fs.ModeSymlink == 0 {
-			resolved = next
-			continue
-		}
-		links++
-		target, err := os.Readlink(next)
-		if err != nil || links > maxSymlinks {
-			return false
-		}
-		if filepath.IsAbs(target) {
-			resolved = string(filepath.Separator)
-		}
-		rest = append(splitPath(target), rest...)
-	}
-	return false
+	_, magic := walkPath(p, "", isMagicLocation)
+	return magic
 }
 
 // isMagicLocation reports whether a clean absolute path is /dev/fd or below it, or

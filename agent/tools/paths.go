@@ -80,6 +80,14 @@ func realPath(p string) string { return realPathFrom(p, "") }
 // up (a path inside the workspace costs a few lstat calls, not one per directory from
 // the root).
 func realPathFrom(p, base string) string {
+	resolved, _ := walkPath(p, base, nil)
+	return resolved
+}
+
+// walkPath resolves the clean absolute path p component by component as realPathFrom
+// documents, calling stop, when set, with each path it is about to look at; when stop
+// reports true the walk ends there, and walkPath returns that path and true.
+func walkPath(p, base string, stop func(string) bool) (string, bool) {
 	rest := splitPath(p)
 	resolved := string(filepath.Separator)
 	if base != "" && base != "/" && within(base, p) {
@@ -97,9 +105,12 @@ func realPathFrom(p, base string) string {
 			continue
 		}
 		next := filepath.Join(resolved, c)
+		if stop != nil && stop(next) {
+			return next, true
+		}
 		fi, err := os.Lstat(next)
 		if err != nil {
-			return filepath.Join(append([]string{next}, rest...)...)
+			return filepath.Join(append([]string{next}, rest...)...), false
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
 			resolved = next
@@ -108,14 +119,14 @@ func realPathFrom(p, base string) string {
 		links++
 		target, err := os.Readlink(next)
 		if err != nil || links > maxSymlinks {
-			return filepath.Join(append([]string{next}, rest...)...)
+			return filepath.Join(append([]string{next}, rest...)...), false
 		}
 		if filepath.IsAbs(target) {
 			resolved = string(filepath.Separator)
 		}
 		rest = append(splitPath(target), rest...)
 	}
-	return resolved
+	return resolved, false
 }
 
 func splitPath(p string) []string {
