@@ -147,7 +147,9 @@ func (p *progress) drawLocked() {
 			more = fmt.Sprintf(" · +%d more", rest)
 		}
 		if width > 0 && utf8.RuneCountInString(b.String()+sep+item+more) > width-1 {
-			fmt.Fprintf(&b, "%s+%d more", sep, len(p.running)-i)
+			if rest := fmt.Sprintf("%s+%d more", sep, len(p.running)-i); utf8.RuneCountInString(b.String()+rest) <= width-1 {
+				b.WriteString(rest)
+			}
 			break
 		}
 		b.WriteString(sep + item)
