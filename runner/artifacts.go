@@ -69,6 +69,7 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *
 	// run.log (and stdout when it shows the same plain text).
 	text := []io.Writer{transcript, &prefixed{w: st.runLog, prefix: prefix}}
 	sinks := []sink.Sink{sink.NewStreamJSON(stream, protocol.Envelope{}), events}
+	onStdout := false // the text transcript goes to stdout
 	switch {
 	case o.Format == FormatStreamJSON:
 		sinks = append(sinks, sink.NewStreamJSON(st.stdout, protocol.Envelope{SessionID: sessionID, JobID: s.JobID}))
@@ -79,10 +80,15 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *
 		sinks = append(sinks, o.GitHub.sessionLog(s.Key, st.spec.File(), st.lines[s.JobID]))
 	case o.Stdout == io.Discard:
 		// Nothing reads stdout: rendering for it would only cost time.
-	case o.Color:
+	case o.StdoutColor:
 		sinks = append(sinks, sink.NewText(st.stdout, sink.TextOptions{Prefix: prefix, Color: true}))
+		onStdout = true
 	default:
 		text = append(text, &prefixed{w: st.stdout, prefix: prefix})
+		onStdout = true
+	}
+	if w := st.progress.watch(s.Key, onStdout && o.StdoutShared); w != nil {
+		sinks = append(sinks, w)
 	}
 	sinks = append(sinks, sink.NewText(io.MultiWriter(text...), sink.TextOptions{}))
 	a.redactor = files.Sink(sink.Multi(sinks...))
@@ -127,7 +133,6 @@ func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err e
 	if werr := files.WriteJSON(filepath.Join(dir, ResultFile), res); werr != nil {
 		st.r.log.Error("write result.json", zapKey(s.Key), zapErr(werr))
 	}
-	st.progress.finished(res)
 	return res
 }
 
@@ -152,7 +157,7 @@ func (st *runState) skip(s jobs.Session, status protocol.Status, perr *protocol.
 	start := st.r.opts.Now()
 	res := st.newResult(s, 0)
 	res.Status, res.Error, res.Result = status, perr, perr.Message
-	st.progress.started(s.Key)
+	st.progress.started(s.Key, false)
 	files := sink.NewFiles(st.secretsFor(s))
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
 	if err != nil {

@@ -20,6 +20,7 @@ const checkTail = 4000
 func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *Sandbox, res *protocol.Result) {
 	var failed []string
 	for _, c := range s.Checks {
+		st.progress.doing(s.Key, "check "+c.Name)
 		timeout := c.Timeout
 		if timeout <= 0 {
 			timeout = s.Settings.ToolTimeout

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sink"
 )
 
 // progressRecorder keeps what the progress display writes and closes beat at the first
@@ -53,6 +55,9 @@ jobs:
   - {id: gate, model: gate, prompt: Wait for a heartbeat.}
 `
 
+// retryJob fails its first attempt and is run again: the progress reports it once.
+const retryJob = "  - {id: retry, model: retry, retries: 1, prompt: Try twice.}\n"
+
 func TestProgressPlain(t *testing.T) {
 	rec := &progressRecorder{beat: make(chan struct{})}
 	p := newInProcess(loadScripts(t))
@@ -61,7 +66,7 @@ func TestProgressPlain(t *testing.T) {
 	p.fakes["gate"] = gated(make(chan string, 1), rec.beat)
 	out := filepath.Join(t.TempDir(), "out")
 	sum, err := runner.New(runner.Options{Out: out, Providers: p, Progress: rec, Heartbeat: 10 * time.Millisecond}).
-		Run(context.Background(), writeSpec(t, t.TempDir(), progressSpec))
+		Run(context.Background(), writeSpec(t, t.TempDir(), progressSpec+retryJob))
 	require.NoError(t, err)
 	verifyOut(t, out, sum)
 
@@ -76,8 +81,8 @@ func TestProgressPlain(t *testing.T) {
 		}
 	}
 	assert.NotEmpty(t, beats, "a heartbeat while nothing finishes")
-	assert.Regexp(t, `^\[[0-2]/3 done, [1-3] running, [01] failed, \$0\.0000, \d+s\]$`, beats[0])
-	require.Len(t, finished, 3, "one line per finished session: %q", lines)
+	assert.Regexp(t, `^\[[0-3]/4 done, [1-3] running, [01] failed, \$0\.0000, \d+s\]$`, beats[0])
+	require.Len(t, finished, 4, "one line per finished session, a retried one too: %q", lines)
 	byKey := map[string]string{}
 	for _, l := range finished {
 		fields := strings.Fields(l)
@@ -87,26 +92,65 @@ func TestProgressPlain(t *testing.T) {
 	assert.Regexp(t, `^✓ a success · 2 turns · [\d.]+m?s · \$0\.0000$`, byKey["a"])
 	assert.Regexp(t, `^✗ b error_auth · 0 turns · [\d.]+m?s · HTTP 401: invalid x-api-key sk-ant`, byKey["b"])
 	assert.Regexp(t, `^✓ gate success · 1 turns · `, byKey["gate"])
+	assert.Regexp(t, `^✓ retry success · 1 turns · `, byKey["retry"], "the final attempt's result")
 	assert.NotContains(t, rec.String(), "\033", "plain progress has no escape sequences")
 }
 
-func TestProgressInteractive(t *testing.T) {
-	rec := &progressRecorder{beat: make(chan struct{})}
-	p := newInProcess(loadScripts(t))
-	release := make(chan struct{})
-	close(release)
-	p.fakes["gate"] = gated(make(chan string, 1), release)
-	out := filepath.Join(t.TempDir(), "out")
-	sum, err := runner.New(runner.Options{Out: out, Providers: p, Progress: rec, Interactive: true, Color: true}).
-		Run(context.Background(), writeSpec(t, t.TempDir(), progressSpec))
-	require.NoError(t, err)
-	verifyOut(t, out, sum)
+// TestProgressLive runs with a live status line, with stdout elsewhere and on the same
+// terminal; the bytes are checked here, the screen they make in cmd/agentrun's pty test.
+func TestProgressLive(t *testing.T) {
+	tests := []struct {
+		name   string
+		shared bool
+	}{
+		{name: "stdout elsewhere"},
+		{name: "stdout on the terminal", shared: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &progressRecorder{beat: make(chan struct{})}
+			term := sink.NewTerminal(rec, func() int { return 300 })
+			var elsewhere bytes.Buffer
+			var stdout io.Writer = &elsewhere
+			if tt.shared {
+				stdout = term.Lines(rec)
+			}
+			p := newInProcess(loadScripts(t))
+			release := make(chan struct{})
+			close(release)
+			p.fakes["gate"] = gated(make(chan string, 1), release)
+			out := filepath.Join(t.TempDir(), "out")
+			sum, err := runner.New(runner.Options{Out: out, Providers: p, Progress: term.Lines(rec), Status: term,
+				Color: true, Stdout: stdout, StdoutShared: tt.shared}).
+				Run(context.Background(), writeSpec(t, t.TempDir(), progressSpec+retryJob))
+			require.NoError(t, err)
+			verifyOut(t, out, sum)
 
-	text := rec.String()
-	assert.Contains(t, text, "\r\033[K", "the status line is redrawn in place")
-	assert.Contains(t, text, "\033[32m✓\033[0m a success")
-	assert.Contains(t, text, "\033[31m✗\033[0m b error_auth")
-	assert.Regexp(t, `\r\033\[K3/3 done, 0 running, 1 failed, \$0\.0000, \d+s\n$`, text, "the last status stays")
+			text := rec.String()
+			assert.Contains(t, text, "\r\033[K", "the status line is redrawn in place")
+			assert.Regexp(t, `│ (a|b|gate|retry): waiting for model`, text, "what a session does")
+			assert.Regexp(t, `│ .*a: Write`, text, "the tool a session runs")
+			assert.Regexp(t, `\d/4 done, \d running, \d failed, \$0\.0000, \d+s, ETA \d+s │ `, text,
+				"an ETA once a session finished")
+			assert.Regexp(t, `\r\033\[K4/4 done, 0 running, 1 failed, \$0\.0000, \d+s\n$`, text, "the last status stays")
+			transcript := elsewhere.String()
+			if tt.shared {
+				transcript = text
+			}
+			for key, end := range map[string]string{"a": "✓ success", "b": "✗ error_auth", "gate": "✓ success",
+				"retry": "✓ success"} {
+				mark, status, _ := strings.Cut(end, " ")
+				own := regexp.MustCompile(regexp.QuoteMeta(mark + "\033[0m " + key + " " + status + " · "))
+				result := regexp.MustCompile(regexp.QuoteMeta("[" + key + "] " + end + " · "))
+				if tt.shared {
+					assert.Empty(t, own.FindAllString(text, -1), "%s: the transcript already showed the result", key)
+					assert.Len(t, result.FindAllString(transcript, -1), 1, "%s: the transcript's result line", key)
+				} else {
+					assert.Len(t, own.FindAllString(text, -1), 1, "%s: one line when it finished", key)
+				}
+			}
+		})
+	}
 }
 
 func TestRunStdout(t *testing.T) {

@@ -68,11 +68,17 @@ type Options struct {
 	// Format of stdout [text]; Stdout receives it [io.Discard].
 	Format Format
 	Stdout io.Writer
-	// Progress receives the progress display [io.Discard]; Interactive selects the
-	// live status line (a terminal) over plain lines; Color allows ANSI colour.
-	Progress    io.Writer
-	Interactive bool
-	Color       bool
+	// Progress receives the progress display [io.Discard]. Status, when set, is the live
+	// status line of the terminal Progress is on: it shows the counts, an ETA and what
+	// each running session does, and Progress gets one line per finished session; without
+	// it progress is plain lines and a heartbeat. Color allows ANSI colour in Progress.
+	Progress io.Writer
+	Status   StatusLine
+	Color    bool
+	// StdoutShared says Stdout is on the terminal of Status: a session whose result the
+	// text transcript showed there gets no second line from the progress. StdoutColor
+	// allows ANSI colour in the text transcript on Stdout.
+	StdoutShared, StdoutColor bool
 	// Heartbeat is the interval of plain progress lines while nothing finishes [30s].
 	Heartbeat time.Duration
 	// Log receives diagnostics [zap.NewNop()].
@@ -218,7 +224,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		slots = 2 * plan.Concurrency
 	}
 	st.subAgents = make(chan struct{}, slots)
-	st.progress = newProgress(r.opts, len(plan.Run)+len(plan.Reused), r.opts.Now)
+	st.progress = newProgress(r.opts, len(plan.Run)+len(plan.Reused), plan.Concurrency, r.opts.Now)
 	for _, res := range plan.Reused {
 		st.progress.reused(res)
 	}
@@ -231,10 +237,12 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	for i, s := range plan.Run {
 		if err := runCtx.Err(); err != nil {
 			st.results[i] = st.notStarted(runCtx, s)
+			st.progress.finished(st.results[i])
 			continue
 		}
 		if !st.budget.admit(s.Settings.Budget.MaxCostUSD) {
 			st.results[i] = st.refusedBudget(s)
+			st.progress.finished(st.results[i])
 			continue
 		}
 		p.Go(func() {
@@ -244,6 +252,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 			} else {
 				st.results[i] = st.runSession(runCtx, s)
 			}
+			st.progress.finished(st.results[i]) // once per session, whatever its attempts
 			st.budget.finished(st.results[i])
 		})
 	}

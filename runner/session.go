@@ -23,6 +23,7 @@ import (
 // runSession runs s, with its whole-session retries, and returns its final result.
 func (st *runState) runSession(ctx context.Context, s jobs.Session) *protocol.Result {
 	dir := filepath.Join(st.r.opts.Out, SessionsDir, s.Key)
+	st.progress.started(s.Key, true)
 	if err := resetDir(dir); err != nil {
 		return st.failedToStart(s, dir, 1, err)
 	}
@@ -36,6 +37,7 @@ func (st *runState) runSession(ctx context.Context, s jobs.Session) *protocol.Re
 		if err := keepAttempt(dir, attempt); err != nil {
 			return res
 		}
+		st.progress.retrying(s.Key, attempt+1)
 	}
 }
 
@@ -45,7 +47,6 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	o := st.r.opts
 	start := o.Now()
 	res = st.newResult(s, attempt)
-	st.progress.started(s.Key)
 	files := sink.NewFiles(st.secretsFor(s))
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
 	if err != nil {
@@ -158,7 +159,6 @@ func (st *runState) finish(arts *artifacts, files *sink.Files, dir string, res *
 	if err := files.WriteJSON(filepath.Join(dir, ResultFile), res); err != nil {
 		st.r.log.Error("write result.json", zapKey(res.Key), zapErr(err))
 	}
-	st.progress.finished(res)
 	st.r.log.Debug("session finished", zapKey(res.Key), zap.String("status", string(res.Status)),
 		zap.Int("turns", res.NumTurns), zap.Int64("ms", res.DurationMS))
 	return res

@@ -244,9 +244,9 @@ func (a *App) help(w io.Writer, fs *flag.FlagSet, synopsis, examples string) {
 	}
 }
 
-// newLogger builds the zap logger on stderr: console format (colour on a terminal
-// unless NO_COLOR), or JSON when asked.
-func (a *App) newLogger(format, level string) (*zap.Logger, error) {
+// newLogger builds the zap logger writing to w (stderr): console format (colour as
+// colorOn decides for stderr), or JSON when asked.
+func (a *App) newLogger(w io.Writer, format, level string) (*zap.Logger, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil {
 		return nil, usagef("log level %q: want debug, info, warn or error", level)
@@ -258,7 +258,7 @@ func (a *App) newLogger(format, level string) (*zap.Logger, error) {
 	switch format {
 	case "", "console":
 		enc.EncodeLevel = zapcore.CapitalLevelEncoder
-		if a.stderrTTY() && a.getenv("NO_COLOR") == "" {
+		if a.colorOn(a.stderrTTY()) {
 			enc.EncodeLevel = zapcore.CapitalColorLevelEncoder
 		}
 		enc.EncodeCaller = nil
@@ -268,5 +268,5 @@ func (a *App) newLogger(format, level string) (*zap.Logger, error) {
 	default:
 		return nil, usagef("--log-format %q: want console or json", format)
 	}
-	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(a.stderr()), lvl)), nil
+	return zap.New(zapcore.NewCore(encoder, zapcore.AddSync(w), lvl)), nil
 }

@@ -39,7 +39,6 @@ type envConfig struct {
 
 	GitHubActions bool   `env:"GITHUB_ACTIONS"`
 	CI            string `env:"CI"`
-	NoColor       string `env:"NO_COLOR"`
 	UserHome      string `env:"HOME"`
 }
 

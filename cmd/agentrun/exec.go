@@ -89,7 +89,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := a.newLogger(first(*logFormat, cfg.LogFormat), cfg.LogLevel)
+	log, err := a.newLogger(a.stderr(), first(*logFormat, cfg.LogFormat), cfg.LogLevel)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	case "resp":
 		out = sink.NewRESP(a.Stdout)
 	default:
-		out = sink.NewText(a.Stdout, sink.TextOptions{Color: isTerminal(a.Stdout) && cfg.NoColor == ""})
+		out = sink.NewText(a.Stdout, sink.TextOptions{Color: a.colorOn(isTerminal(a.Stdout))})
 	}
 	redactor := files.Sink(sink.Multi(events, out))
 	messages := &agent.DirStore{Dir: dir, Files: files}

@@ -157,7 +157,7 @@ func (a *App) cmdReplay(_ context.Context, args []string) error {
 	var out sink.Sink
 	switch *format {
 	case "human":
-		out = sink.NewText(a.Stdout, sink.TextOptions{Color: isTerminal(a.Stdout) && a.getenv("NO_COLOR") == ""})
+		out = sink.NewText(a.Stdout, sink.TextOptions{Color: a.colorOn(isTerminal(a.Stdout))})
 	case "stream-json":
 		out = sink.NewStreamJSON(a.Stdout, protocol.Envelope{})
 	case "claude":

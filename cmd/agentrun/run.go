@@ -64,7 +64,8 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log, err := a.newLogger(first(*logFormat, cfg.LogFormat), cfg.LogLevel)
+	disp := a.display(*progress, first(*logFormat, cfg.LogFormat), cfg)
+	log, err := a.newLogger(disp.log, first(*logFormat, cfg.LogFormat), cfg.LogLevel)
 	if err != nil {
 		return err
 	}
@@ -102,10 +103,9 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	if err := a.checkProviders(spec, provs); err != nil {
 		return err
 	}
-	interactive, color, progressOut := a.progressMode(*progress, cfg)
-	if first(*logFormat, cfg.LogFormat) == "json" && progressOut != io.Discard {
+	if first(*logFormat, cfg.LogFormat) == "json" && disp.progress != io.Discard {
 		// stderr holds JSON lines only: progress lines become log entries.
-		interactive, color, progressOut = false, false, newLogLines(log)
+		disp.color, disp.progress = false, newLogLines(log)
 	}
 	var reaping *reaper
 	if !*dry {
@@ -114,7 +114,8 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	}
 	opts := runner.Options{
 		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Filter: *filter, Shard: sh,
-		Format: runner.Format(*format), Stdout: a.Stdout, Progress: progressOut, Interactive: interactive, Color: color,
+		Format: runner.Format(*format), Stdout: disp.stdout, Progress: disp.progress, Status: disp.status, Color: disp.color,
+		StdoutShared: disp.shared, StdoutColor: disp.stdoutColor,
 		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
@@ -178,23 +179,6 @@ func (a *App) checkProviders(spec *jobs.Spec, p *providers) error {
 		}
 	}
 	return nil
-}
-
-// progressMode decides how progress is shown: a live line on a terminal outside CI,
-// plain lines otherwise; colour only on a terminal without NO_COLOR.
-func (a *App) progressMode(mode string, cfg envConfig) (interactive, color bool, w io.Writer) {
-	tty := a.stderrTTY()
-	ci := cfg.CI != "" && cfg.CI != "false" || cfg.GitHubActions
-	color = tty && cfg.NoColor == ""
-	switch mode {
-	case "off":
-		return false, false, io.Discard
-	case "live":
-		return true, color, a.stderr()
-	case "plain":
-		return false, color, a.stderr()
-	}
-	return tty && !ci, color, a.stderr()
 }
 
 // specError marks errors of the spec as usage errors (exit 2).
