@@ -120,7 +120,7 @@ func (a *artifacts) close() error {
 func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err error) *protocol.Result {
 	files := sink.NewFiles(st.secretsFor(s))
 	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
-		Status: protocol.StatusCrashed, IsError: true, Attempts: attempt, Checks: []protocol.Check{},
+		Status: protocol.StatusCrashed, IsError: true, Attempts: attempt, Checks: []protocol.Check{}, TotalCostUSD: noCost(),
 		Error: &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}}
 	res.Result = res.Error.Message
 	res = files.Redactor().RedactResult(res)
@@ -151,7 +151,7 @@ func (st *runState) skip(s jobs.Session, status protocol.Status, perr *protocol.
 	}
 	start := st.r.opts.Now()
 	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
-		Status: status, Error: perr, Result: perr.Message, Checks: []protocol.Check{}}
+		Status: status, Error: perr, Result: perr.Message, Checks: []protocol.Check{}, TotalCostUSD: noCost()}
 	st.progress.started(s.Key)
 	files := sink.NewFiles(st.secretsFor(s))
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)

@@ -45,7 +45,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	o := st.r.opts
 	start := o.Now()
 	res = &protocol.Result{SessionID: o.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
-		Attempts: attempt, Retries: attempt - 1, Checks: []protocol.Check{}}
+		Attempts: attempt, Retries: attempt - 1, Checks: []protocol.Check{}, TotalCostUSD: noCost()}
 	st.progress.started(s.Key)
 	files := sink.NewFiles(st.secretsFor(s))
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
@@ -111,6 +111,9 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	case recovered != nil:
 		res.Status = protocol.StatusCrashed
 		res.Error = &protocol.Error{Kind: protocol.ErrPanic, Message: fmt.Sprintf("panic: %v", recovered.Value)}
+		if started {
+			res.TotalCostUSD = nil // what the session spent before it panicked is unknown
+		}
 		st.r.log.Error("session panicked", zapKey(s.Key), zap.String("stack", string(recovered.Stack)))
 	case setupErr != nil:
 		res.Status = protocol.StatusCrashed
@@ -163,6 +166,12 @@ func (st *runState) finish(arts *artifacts, files *sink.Files, dir string, res *
 	st.r.log.Debug("session finished", zapKey(res.Key), zap.String("status", string(res.Status)),
 		zap.Int("turns", res.NumTurns), zap.Int64("ms", res.DurationMS))
 	return res
+}
+
+// noCost is the cost of a session that called no model: $0 whatever the prices.
+func noCost() *float64 {
+	c := 0.0
+	return &c
 }
 
 // touch creates the file at path when it does not exist, leaving an existing one as it is.

@@ -39,7 +39,7 @@ type Totals struct {
 	Usage    protocol.Usage          `json:"usage"`
 	Tokens   int64                   `json:"tokens"`
 	// CostUSD sums the sessions with a known cost; CostComplete is false when some
-	// session's model had no price.
+	// session's cost is unknown (null): its model had no price, or it crashed mid-run.
 	CostUSD      float64 `json:"cost_usd"`
 	CostComplete bool    `json:"cost_complete"`
 	// ThrottledMS is how long providers were paused by rate limits and overloads.
@@ -179,10 +179,9 @@ func (s *Summary) total() {
 			t.Reused++
 		}
 		t.Usage = t.Usage.Add(r.Usage)
-		switch {
-		case r.CostUSD != nil:
+		if r.CostUSD != nil {
 			t.CostUSD += *r.CostUSD
-		case r.NumTurns > 0:
+		} else {
 			t.CostComplete = false
 		}
 	}
@@ -207,7 +206,7 @@ func (s *Summary) ExitCode(interrupted bool) int {
 func (s *Summary) Headline() string {
 	cost := fmt.Sprintf("$%.4f", s.Totals.CostUSD)
 	if !s.Totals.CostComplete {
-		cost += "+ (some models unpriced)"
+		cost += "+ (some costs unknown)"
 	}
 	return fmt.Sprintf("%d sessions · %d passed · %d failed · %s tokens · %s · %s",
 		s.Totals.Sessions, s.Totals.Passed, s.Totals.Failed, thousands(s.Totals.Tokens), cost,
