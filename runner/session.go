@@ -57,11 +57,13 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	defer func() { res = st.finish(arts, files, dir, res, start) }()
 
 	timeout := s.Settings.Timeout
-	sctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, ErrSessionTimeout)
+	// The causes name the limit that was hit.
+	sctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w after %s", ErrSessionTimeout, timeout))
 	defer cancelTimeout()
 	sctx, cancel := context.WithCancelCause(sctx)
 	defer cancel(nil)
-	watch := newWatchdog(s.Settings.IdleTimeout, o.Now, func() { cancel(errInactivity) })
+	idle := s.Settings.IdleTimeout
+	watch := newWatchdog(idle, o.Now, func() { cancel(fmt.Errorf("%w (%s)", errInactivity, idle)) })
 	defer watch.stop()
 
 	var out agent.Outcome

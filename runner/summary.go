@@ -63,12 +63,23 @@ type Row struct {
 	Attempts   int             `json:"attempts"`
 	Checks     []CheckRow      `json:"checks,omitempty"`
 	Error      *protocol.Error `json:"error,omitempty"`
+	// Failure explains why the session failed (the reports show it).
+	Failure *Failure `json:"failure,omitempty"`
 	// Reused marks a result kept from an earlier run by --resume.
 	Reused bool `json:"reused,omitempty"`
 	// Sandbox is the level the session's tools ran at.
 	Sandbox string `json:"sandbox,omitempty"`
 	// Line is the line of the session's job in the spec file; 0 when unknown.
 	Line int `json:"line,omitempty"`
+}
+
+// failure is the row's explanation; a row of a summary.json written before rows had
+// one (an older shard's, read by merge) gets one made from its status and error.
+func (r Row) failure() *Failure {
+	if r.Failure != nil || r.Status == protocol.StatusSuccess {
+		return r.Failure
+	}
+	return explain(&protocol.Result{Status: r.Status, Error: r.Error})
 }
 
 // CheckRow is one check in a summary row.
@@ -135,7 +146,7 @@ func newSummary(spec *jobs.Spec, plan *Plan, results []*protocol.Result, start, 
 func rowOf(res *protocol.Result, reused bool) Row {
 	row := Row{Key: res.Key, JobID: res.JobID, SessionID: res.SessionID, Status: res.Status, IsError: res.IsError,
 		NumTurns: res.NumTurns, DurationMS: res.DurationMS, Usage: res.Usage, CostUSD: res.TotalCostUSD,
-		Attempts: res.Attempts, Error: res.Error, Reused: reused}
+		Attempts: res.Attempts, Error: res.Error, Failure: explain(res), Reused: reused}
 	for _, c := range res.Checks {
 		row.Checks = append(row.Checks, CheckRow{Name: c.Name, Passed: c.Passed})
 	}
