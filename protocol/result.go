@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"math"
+	"strings"
 )
 
 // Status is the outcome of a session, the same word in its result event, result.json
@@ -61,6 +62,29 @@ func (s Status) Subtype() string {
 		return "error_max_structured_output_retries"
 	}
 	return "error_during_execution"
+}
+
+// Describe is the error as people read it after the status s of its session: the kind
+// and the message, the kind left out when s already says it ("error_max_turns" and
+// "max_turns") or the message starts with it, and the message without a leading "s: "
+// or "kind: ", so that no word is said twice ("error_checks: checks: …").
+func (e Error) Describe(s Status) string {
+	msg := e.Message
+	for trimmed := ""; trimmed != msg; {
+		trimmed = msg
+		for _, p := range []string{string(s), e.Kind} {
+			if p != "" && strings.HasPrefix(msg, p+":") {
+				msg = strings.TrimLeft(msg[len(p)+1:], " ")
+			}
+		}
+	}
+	switch {
+	case e.Kind == "" || string(s) == e.Kind || string(s) == "error_"+e.Kind:
+		return msg
+	case msg == "":
+		return e.Kind
+	}
+	return e.Kind + ": " + msg
 }
 
 // Result is the terminal record of one session: the last event of its stream and the

@@ -37,7 +37,7 @@ type Group struct {
 	Tasks    int                `json:"tasks"`
 	PassAtK  map[string]float64 `json:"pass_at_k"`
 	// CostUSD sums the sessions with a known cost; CostComplete is false when some
-	// session that called a model had no price.
+	// session's cost is unknown (null).
 	CostUSD      float64                 `json:"cost_usd"`
 	CostComplete bool                    `json:"cost_complete"`
 	Tokens       int64                   `json:"tokens"`
@@ -114,10 +114,9 @@ func summarize(g Group, rows []Row) Group {
 		}
 		tasks[taskOf(r)] = t
 		g.Tokens += r.Usage.Total()
-		switch {
-		case r.CostUSD != nil:
+		if r.CostUSD != nil {
 			g.CostUSD += *r.CostUSD
-		case r.NumTurns > 0:
+		} else {
 			g.CostComplete = false
 		}
 		durations = append(durations, r.DurationMS)

@@ -185,7 +185,7 @@ func (st *runState) writeStart(arts *artifacts, dir string, s jobs.Session, res 
 // attempt is 0 for a session that never started.
 func (st *runState) newResult(s jobs.Session, attempt int) *protocol.Result {
 	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
-		Attempts: attempt, Checks: []protocol.Check{},
+		Attempts: attempt, Checks: []protocol.Check{}, TotalCostUSD: noCost(),
 		Provenance: st.provenance(s, ProviderInfo{Name: string(s.Settings.Provider), Model: s.Settings.Model}, attempt)}
 	if attempt > 0 {
 		res.Retries = attempt - 1

@@ -12,13 +12,15 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 )
 
-// checkTail is how much of a check's output the result keeps.
+// checkTail is how much of the end of a check's output the result keeps (storedOutput
+// keeps the lines that name the failure too).
 const checkTail = 4000
 
 // runChecks runs the job's checks in the workspace, in order, and records each; the
-// session fails with error_checks when one fails.
+// session fails with error_checks when one fails, its message naming each failed check
+// and why (its exit code, its timeout, or why it could not run).
 func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *Sandbox, res *protocol.Result) {
-	var failed []string
+	var failed [][2]string // name, why
 	for _, c := range s.Checks {
 		st.progress.doing(s.Key, "check "+c.Name)
 		timeout := c.Timeout
@@ -30,35 +32,53 @@ func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *Sandbox, 
 		check := protocol.Check{
 			Name: c.Name, ExitCode: out.ExitCode, Passed: out.ExitCode == 0 && !out.TimedOut && out.Err == nil,
 			DurationMS: st.r.opts.Now().Sub(start).Milliseconds(),
-			Output:     tailOf(out.Output, checkTail),
+			Output:     storedOutput(out.Output),
 		}
-		if out.TimedOut {
-			check.Output += fmt.Sprintf("\n[check timed out after %s]", timeout)
-		}
-		if out.Err != nil {
+		// The output already ends with "[... command timed out after N seconds ...]"
+		// when the check timed out.
+		why := fmt.Sprintf("exit code %d", out.ExitCode)
+		switch {
+		case out.Err != nil:
 			check.Output += "\n[" + out.Err.Error() + "]"
+			why = "could not run: " + out.Err.Error()
+		case out.TimedOut:
+			why = "timed out after " + timeout.String()
 		}
 		res.Checks = append(res.Checks, check)
 		if !check.Passed {
-			failed = append(failed, c.Name)
+			failed = append(failed, [2]string{oneLine(c.Name), why})
 		}
 	}
-	if len(failed) > 0 {
-		res.Status = protocol.StatusChecks
-		res.Error = &protocol.Error{Kind: protocol.ErrChecks, Message: "failed checks: " + strings.Join(failed, ", ")}
+	if len(failed) == 0 {
+		return
 	}
+	msg := "check " + failed[0][0] + " failed: " + failed[0][1]
+	if len(failed) > 1 {
+		var each []string
+		for _, f := range failed {
+			each = append(each, f[0]+" ("+f[1]+")")
+		}
+		msg = "checks failed: " + strings.Join(each, ", ")
+	}
+	res.Status = protocol.StatusChecks
+	res.Error = &protocol.Error{Kind: protocol.ErrChecks, Message: msg}
 }
 
-// tailOf keeps the last max bytes of s, starting at a character boundary.
-func tailOf(s string, max int) string {
-	if len(s) <= max {
+// tailOf keeps the last n bytes of s, starting at a character boundary.
+func tailOf(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	cut := len(s) - max
+	return "…" + s[tailCut(s, n):]
+}
+
+// tailCut is where the last n bytes of s start, moved forward to a character boundary.
+func tailCut(s string, n int) int {
+	cut := max(len(s)-n, 0)
 	for cut < len(s) && s[cut]&0xC0 == 0x80 {
 		cut++
 	}
-	return "…" + s[cut:]
+	return cut
 }
 
 // checkOutput parses the final answer as JSON and validates it against the job's

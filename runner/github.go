@@ -54,6 +54,9 @@ func GitHubFromEnv(getenv func(string) string, log io.Writer) *GitHub {
 // MaxStepSummary is GitHub's limit on one step's summary.
 const MaxStepSummary = 1 << 20
 
+// maxAnnotation bounds an annotation's message: GitHub keeps 4,096 characters of it.
+const maxAnnotation = 4000
+
 // MaxAnnotations is how many annotations of one level (error, warning) GitHub shows
 // for one step; it drops the rest silently.
 const MaxAnnotations = 10
@@ -153,11 +156,7 @@ func (s *githubSession) Close() error {
 		if s.res.Status == protocol.StatusCancelled {
 			level = "warning"
 		}
-		msg := string(s.res.Status)
-		if s.res.Error != nil {
-			msg += ": " + s.res.Error.Message
-		}
-		g.annotate(level, s.key, s.file, s.line, msg)
+		g.annotate(level, s.key, s.file, s.line, explain(s.res).Text())
 	}
 	return err
 }
@@ -214,7 +213,7 @@ func (g *GitHub) annotate(level, key, file string, line int, msg string) {
 			where += "line=" + strconv.Itoa(line) + ","
 		}
 	}
-	fmt.Fprintf(g.Log, "::%s %stitle=%s::%s\n", level, where, escapeProperty("agentrun "+key), escapeData(clip(msg, 2000)))
+	fmt.Fprintf(g.Log, "::%s %stitle=%s::%s\n", level, where, escapeProperty("agentrun "+key), escapeData(clip(msg, maxAnnotation)))
 }
 
 // annotateWithheld writes one annotation per level naming the failed sessions that

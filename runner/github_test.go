@@ -253,7 +253,7 @@ func TestGitHubRun(t *testing.T) {
 	errs := got.find("error")
 	require.Len(t, errs, 1)
 	assert.Equal(t, "agentrun broken", errs[0].Props["title"])
-	assert.Equal(t, "error_checks: failed checks: 100%, a:b\n::warning::injected", errs[0].Data)
+	assert.Equal(t, "error_checks: check 100%, a:b ::warning::injected failed: exit code 1\n(no output)", errs[0].Data)
 
 	// Second guard: no line of model output parses as a command even without the stop.
 	assert.NotEmpty(t, got.Stopped)

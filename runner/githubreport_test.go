@@ -110,9 +110,11 @@ func TestGitHubStepSummary(t *testing.T) {
 	}
 }
 
-// failedResult is a result of status with an error message.
+// failedResult is a result of status with an error message, of the kind the status
+// names.
 func failedResult(key string, status protocol.Status, msg string) *protocol.Result {
-	return &protocol.Result{Key: key, Status: status, IsError: true, Error: &protocol.Error{Kind: "test", Message: msg}}
+	return &protocol.Result{Key: key, Status: status, IsError: true,
+		Error: &protocol.Error{Kind: strings.TrimPrefix(string(status), "error_"), Message: msg}}
 }
 
 // closeSession writes a session to g's log: some text, then its result.
@@ -165,7 +167,7 @@ func TestGitHubAnnotations(t *testing.T) {
 		closeSession(t, g, "odd", "text", failedResult("odd", protocol.StatusProvider, "50% off,\r\n::error::x: y"))
 		errs := readGHLog(log.String()).find("error")
 		require.Len(t, errs, 1)
-		assert.Equal(t, "error_provider: 50% off,\r\n::error::x: y", errs[0].Data)
+		assert.Equal(t, "error_provider: 50% off,\n::error::x: y", errs[0].Data, "without the carriage return")
 	})
 }
 
@@ -229,12 +231,12 @@ func FuzzGitHubSessionLog(f *testing.F) {
 		fuzzguard.Run(len(text)+len(msg), func() {
 			var log bytes.Buffer
 			g := &GitHub{Log: &log}
-			closeSession(t, g, "fuzz", text, failedResult("fuzz", protocol.StatusChecks, msg))
+			res := failedResult("fuzz", protocol.StatusChecks, msg)
+			closeSession(t, g, "fuzz", text, res)
 			got := readGHLog(log.String())
 			require.Equal(t, []string{"group", "stop-commands", "resume", "endgroup", "error"}, got.names(), "log:\n%s", log.String())
-			want := clip("error_checks: "+msg, 2000)
-			// A lone "\r" is escaped like the rest; lines do not matter inside data.
-			assert.Equal(t, want, got.Commands[4].Data)
+			// The explanation arrives whole: lines do not matter inside data.
+			assert.Equal(t, clip(explain(res).Text(), maxAnnotation), got.Commands[4].Data)
 			for _, line := range got.Stopped {
 				_, ok := parseGHCommand(line)
 				assert.False(t, ok, "line %q reads as a command", line)

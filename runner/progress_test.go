@@ -90,7 +90,7 @@ func TestProgressPlain(t *testing.T) {
 		byKey[fields[1]] = l
 	}
 	assert.Regexp(t, `^✓ a success · 2 turns · [\d.]+m?s · \$0\.0000$`, byKey["a"])
-	assert.Regexp(t, `^✗ b error_auth · 0 turns · [\d.]+m?s · HTTP 401: invalid x-api-key sk-ant`, byKey["b"])
+	assert.Regexp(t, `^✗ b error_auth · 0 turns · [\d.]+m?s · \$0\.0000 · HTTP 401: invalid x-api-key sk-ant`, byKey["b"])
 	assert.Regexp(t, `^✓ gate success · 1 turns · `, byKey["gate"])
 	assert.Regexp(t, `^✓ retry success · 1 turns · `, byKey["retry"], "the final attempt's result")
 	assert.NotContains(t, rec.String(), "\033", "plain progress has no escape sequences")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +68,14 @@ func mdCell(s string) string {
 	return clip(mdEscaper.Replace(s), 200)
 }
 
+// costNumber is a cost as a JSON number, null when it is unknown.
+func costNumber(c *float64) string {
+	if c == nil {
+		return "null"
+	}
+	return strconv.FormatFloat(*c, 'f', -1, 64)
+}
+
 func costCell(c *float64) string {
 	if c == nil {
 		return "–"
@@ -113,19 +122,33 @@ func (s *Summary) Markdown() string {
 			costCell(r.CostUSD), strings.Join(checks, ", "))
 	}
 	s.Aggregates.markdown(&b)
-	var failures []Row
+	heading := "\n### Failures\n\n"
 	for _, r := range s.Sessions {
-		if r.Status != protocol.StatusSuccess && r.Error != nil {
-			failures = append(failures, r)
-		}
-	}
-	if len(failures) > 0 {
-		b.WriteString("\n### Failures\n\n")
-		for _, r := range failures {
-			fmt.Fprintf(&b, "- `%s` %s: %s\n", mdCell(r.Key), r.Status, mdCell(r.Error.Kind+": "+r.Error.Message))
+		if f := r.failure(); f != nil {
+			b.WriteString(heading)
+			heading = ""
+			writeMDFailure(&b, r.Key, f)
 		}
 	}
 	return b.String()
+}
+
+// writeMDFailure writes a failure as an item of a list: the session and the summary,
+// then the detail as a code block inside the item.
+func writeMDFailure(b *strings.Builder, key string, f *Failure) {
+	fmt.Fprintf(b, "- `%s` %s\n", mdCell(key), mdEscaper.Replace(f.Summary))
+	if f.Detail == "" {
+		return
+	}
+	fence := "```"
+	for strings.Contains(f.Detail, fence) {
+		fence += "`"
+	}
+	b.WriteString("  " + fence + "\n")
+	for _, line := range strings.Split(f.Detail, "\n") {
+		b.WriteString("  " + line + "\n")
+	}
+	b.WriteString("  " + fence + "\n")
 }
 
 // JUnit XML, valid against the Jenkins xunit junit-10.xsd and, suite by suite, Maven
@@ -201,15 +224,13 @@ func (s *Summary) JUnit(sessionDir func(key string) string) ([]byte, error) {
 		c := junitCase{Name: r.Key, Classname: r.JobID, Time: seconds(r.DurationMS), File: s.Spec, Line: r.Line}
 		// What were testcase properties, which neither schema allows, heads system-out.
 		head := fmt.Sprintf("session_id=%s status=%s turns=%d input_tokens=%d output_tokens=%d cost_usd=%s\n%s\n",
-			r.SessionID, r.Status, r.NumTurns, r.Usage.Input, r.Usage.Output, costCell(r.CostUSD), r.provenanceLine())
+			r.SessionID, r.Status, r.NumTurns, r.Usage.Input, r.Usage.Output, costNumber(r.CostUSD), r.provenanceLine())
+		// The message is the failure's summary, the text its detail (or the summary).
 		msg, detail := string(r.Status), ""
-		if r.Error != nil {
-			msg = string(r.Status) + ": " + r.Error.Message
-			detail = r.Error.Kind + ": " + r.Error.Message
-		}
-		for _, ch := range r.Checks {
-			if !ch.Passed {
-				detail += "\ncheck failed: " + ch.Name
+		if f := r.failure(); f != nil {
+			msg, detail = f.Summary, f.Detail
+			if detail == "" {
+				detail = f.Summary
 			}
 		}
 		switch r.Status {

@@ -57,11 +57,13 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	defer func() { res = st.finish(arts, files, dir, res, start) }()
 
 	timeout := s.Settings.Timeout
-	sctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, ErrSessionTimeout)
+	// The causes name the limit that was hit.
+	sctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w after %s", ErrSessionTimeout, timeout))
 	defer cancelTimeout()
 	sctx, cancel := context.WithCancelCause(sctx)
 	defer cancel(nil)
-	watch := newWatchdog(s.Settings.IdleTimeout, o.Now, func() { cancel(errInactivity) })
+	idle := s.Settings.IdleTimeout
+	watch := newWatchdog(idle, o.Now, func() { cancel(fmt.Errorf("%w (%s)", errInactivity, idle)) })
 	defer watch.stop()
 
 	var out agent.Outcome
@@ -111,6 +113,9 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	case recovered != nil:
 		res.Status = protocol.StatusCrashed
 		res.Error = &protocol.Error{Kind: protocol.ErrPanic, Message: fmt.Sprintf("panic: %v", recovered.Value)}
+		if started {
+			res.TotalCostUSD = nil // what the session spent before it panicked is unknown
+		}
 		st.r.log.Error("session panicked", zapKey(s.Key), zap.String("stack", string(recovered.Stack)))
 	case setupErr != nil:
 		res.Status = protocol.StatusCrashed
@@ -162,6 +167,12 @@ func (st *runState) finish(arts *artifacts, files *sink.Files, dir string, res *
 	st.r.log.Debug("session finished", zapKey(res.Key), zap.String("status", string(res.Status)),
 		zap.Int("turns", res.NumTurns), zap.Int64("ms", res.DurationMS))
 	return res
+}
+
+// noCost is the cost of a session that called no model: $0 whatever the prices.
+func noCost() *float64 {
+	c := 0.0
+	return &c
 }
 
 // touch creates the file at path when it does not exist, leaving an existing one as it is.

@@ -95,11 +95,12 @@ func ResultOf(ctx context.Context, out agent.Outcome) protocol.Result {
 	res.Status, res.Error = statusOf(ctx, out)
 	res.StopReason = out.StopReason
 	// num_turns counts the model turns that completed: a session that failed before
-	// any reports 0, and no cost unless a failed call still reported usage.
+	// any reports 0. The cost is a number, 0 when nothing was spent, unless some usage
+	// was of a model with no price.
 	res.NumTurns = out.CompletedTurns
 	res.DurationAPIMS = out.APITime.Milliseconds()
 	res.Usage = out.Usage
-	if out.CostKnown && (out.CompletedTurns > 0 || out.CostUSD > 0) {
+	if out.CostKnown {
 		cost := out.CostUSD
 		res.TotalCostUSD = &cost
 	}

@@ -46,7 +46,7 @@ type Totals struct {
 	Usage    protocol.Usage          `json:"usage"`
 	Tokens   int64                   `json:"tokens"`
 	// CostUSD sums the sessions with a known cost; CostComplete is false when some
-	// session's model had no price.
+	// session's cost is unknown (null): its model had no price, or it crashed mid-run.
 	CostUSD      float64 `json:"cost_usd"`
 	CostComplete bool    `json:"cost_complete"`
 	// ThrottledMS is how long providers were paused by rate limits and overloads.
@@ -73,12 +73,23 @@ type Row struct {
 	Attempts   int             `json:"attempts"`
 	Checks     []CheckRow      `json:"checks,omitempty"`
 	Error      *protocol.Error `json:"error,omitempty"`
+	// Failure explains why the session failed (the reports show it).
+	Failure *Failure `json:"failure,omitempty"`
 	// Reused marks a result kept from an earlier run by --resume.
 	Reused bool `json:"reused,omitempty"`
 	// Sandbox is the level the session's tools ran at.
 	Sandbox string `json:"sandbox,omitempty"`
 	// Line is the line of the session's job in the spec file; 0 when unknown.
 	Line int `json:"line,omitempty"`
+}
+
+// failure is the row's explanation; a row of a summary.json written before rows had
+// one (an older shard's, read by merge) gets one made from its status and error.
+func (r Row) failure() *Failure {
+	if r.Failure != nil || r.Status == protocol.StatusSuccess {
+		return r.Failure
+	}
+	return explain(&protocol.Result{Status: r.Status, Error: r.Error})
 }
 
 // CheckRow is one check in a summary row.
@@ -145,7 +156,7 @@ func newSummary(spec *jobs.Spec, plan *Plan, results []*protocol.Result, start, 
 func rowOf(res *protocol.Result, reused bool) Row {
 	row := Row{Key: res.Key, JobID: res.JobID, SessionID: res.SessionID, Status: res.Status, IsError: res.IsError,
 		NumTurns: res.NumTurns, DurationMS: res.DurationMS, Usage: res.Usage, CostUSD: res.TotalCostUSD,
-		Attempts: res.Attempts, Error: res.Error, Reused: reused, Provenance: res.Provenance}
+		Attempts: res.Attempts, Error: res.Error, Failure: explain(res), Reused: reused, Provenance: res.Provenance}
 	for _, c := range res.Checks {
 		row.Checks = append(row.Checks, CheckRow{Name: c.Name, Passed: c.Passed})
 	}
@@ -189,10 +200,9 @@ func (s *Summary) total() {
 			t.Reused++
 		}
 		t.Usage = t.Usage.Add(r.Usage)
-		switch {
-		case r.CostUSD != nil:
+		if r.CostUSD != nil {
 			t.CostUSD += *r.CostUSD
-		case r.NumTurns > 0:
+		} else {
 			t.CostComplete = false
 		}
 	}
@@ -218,7 +228,7 @@ func (s *Summary) ExitCode(interrupted bool) int {
 func (s *Summary) Headline() string {
 	cost := fmt.Sprintf("$%.4f", s.Totals.CostUSD)
 	if !s.Totals.CostComplete {
-		cost += "+ (some models unpriced)"
+		cost += "+ (some costs unknown)"
 	}
 	return fmt.Sprintf("%d sessions · %d passed · %d failed · %s tokens · %s · %s",
 		s.Totals.Sessions, s.Totals.Passed, s.Totals.Failed, thousands(s.Totals.Tokens), cost,

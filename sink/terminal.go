@@ -125,7 +125,7 @@ func (l *terminalLines) Flush() error { return flush(l.w) }
 // statusText makes s one line of printable text: escape sequences and control
 // characters go, and line breaks and tabs become spaces.
 func statusText(s string) string {
-	s = clean(s)
+	s = Clean(s)
 	if strings.ContainsAny(s, "\n\t") {
 		s = strings.NewReplacer("\n", " ", "\t", " ").Replace(s)
 	}

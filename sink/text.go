@@ -177,7 +177,7 @@ func (t *Text) render(m protocol.Message) {
 		if m.Err.Kind != "" {
 			head += "[" + fold(m.Err.Kind, 40) + "]"
 		}
-		ls := strings.Split(strings.TrimSpace(clean(m.Err.Message)), "\n")
+		ls := strings.Split(strings.TrimSpace(Clean(m.Err.Message)), "\n")
 		t.lines(p, styleRed, head+": ", ls)
 	case protocol.KindRetry:
 		t.line(p, styleYellow, fmt.Sprintf("↻ retry %d in %s: %s", m.Attempt, millis(m.DelayMS), fold(m.Reason, 2*maxCallArg)))
@@ -226,7 +226,7 @@ func (t *Text) delta(m protocol.Message) {
 }
 
 func (t *Text) streamLine(s string) {
-	s = clean(s)
+	s = Clean(s)
 	if t.partialKind == protocol.KindThinking {
 		t.line(t.partialParent, styleDim, markThought+" "+s)
 		return
@@ -331,7 +331,7 @@ func (t *Text) result(m protocol.Message) {
 		parts = append(parts, fmt.Sprintf("$%.4f", *r.TotalCostUSD))
 	}
 	if r.Error != nil && !ok {
-		parts = append(parts, fold(r.Error.Kind+": "+r.Error.Message, 2*maxCallArg))
+		parts = append(parts, fold(r.Error.Describe(r.Status), 2*maxCallArg))
 	}
 	t.line(m.Parent, style, strings.Join(parts, " · "))
 	for _, c := range r.Checks {

@@ -17,10 +17,10 @@ const (
 	maxPreviewRunes = 200 // runes of a result preview
 )
 
-// clean makes s safe to print on one terminal line: ANSI escape sequences, carriage
+// Clean makes s safe to print on one terminal line: ANSI escape sequences, carriage
 // returns and other control characters (but tabs) are removed and invalid UTF-8 becomes
 // U+FFFD. Newlines are kept; callers split on them.
-func clean(s string) string {
+func Clean(s string) string {
 	ok := utf8.ValidString(s)
 	for i := 0; ok && i < len(s); i++ {
 		if c := s[i]; (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f {
@@ -72,7 +72,7 @@ func skipEscape(s string, i int) int {
 // fold puts s on one line of at most n runes: runs of white space become one space, and
 // a longer text is cut with "…".
 func fold(s string, n int) string {
-	s = strings.Join(strings.Fields(clean(s)), " ")
+	s = strings.Join(strings.Fields(Clean(s)), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
@@ -128,7 +128,7 @@ func todoSummary(input string) (string, bool) {
 // lines and maxPreviewRunes runes, then "… +N lines" when lines were left out. With tail
 // set it shows the last lines instead, for the output of a failed check.
 func preview(s string, tail bool) []string {
-	lines := strings.Split(strings.TrimRight(clean(s), " \t\n"), "\n")
+	lines := strings.Split(strings.TrimRight(Clean(s), " \t\n"), "\n")
 	for len(lines) > 0 && strings.TrimSpace(lines[0]) == "" {
 		lines = lines[1:]
 	}
