@@ -56,7 +56,7 @@ func TestWorkspaceShared(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
 		Run(context.Background(), writeSpec(t, dir, `version: 1
-defaults: {tools: [Edit, Write]}
+defaults: {tools: [Edit, Write], workspace: {mode: shared}}
 jobs:
   - {id: ws, model: workspace, prompt: Change the workspace.}
 `))
