@@ -170,6 +170,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckWorkspaces(ctx, spec, plan.Run); err != nil {
+		return nil, err
+	}
 	if err := r.checkSandbox(plan.Run); err != nil {
 		return nil, err
 	}

@@ -130,6 +130,9 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		if err != nil {
 			return specError(err)
 		}
+		if err := runner.CheckWorkspaces(ctx, spec, plan.Run); err != nil {
+			return specError(err)
+		}
 		fmt.Fprint(a.Stdout, runner.DryRun(spec, plan))
 		return nil
 	}
