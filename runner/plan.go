@@ -75,12 +75,15 @@ func (r *Runner) Plan(spec *jobs.Spec) (*Plan, error) {
 		p.Concurrency = jobs.DefaultConcurrency
 	}
 	filters := splitFilter(r.opts.Filter)
+	matched := false
 	for i, s := range all {
+		match := matchFilter(filters, s)
+		matched = matched || match
 		if r.opts.Shard.Total > 0 && i%r.opts.Shard.Total != r.opts.Shard.Index {
 			p.Excluded++
 			continue
 		}
-		if !matchFilter(filters, s) {
+		if !match {
 			p.Excluded++
 			continue
 		}
@@ -92,7 +95,27 @@ func (r *Runner) Plan(spec *jobs.Spec) (*Plan, error) {
 		}
 		p.Run = append(p.Run, s)
 	}
+	if !matched {
+		return nil, fmt.Errorf("%w: --filter %q matches no session key or job id (%s)", ErrNoMatch, r.opts.Filter, someKeys(all))
+	}
 	return p, nil
+}
+
+// ErrNoMatch means the filter selects none of the spec's sessions: a run of nothing
+// would look like a green run.
+var ErrNoMatch = errors.New("nothing to run")
+
+// someKeys names a few of the sessions, for a message.
+func someKeys(all []jobs.Session) string {
+	const shown = 3
+	var keys []string
+	for _, s := range all[:min(len(all), shown)] {
+		keys = append(keys, s.Key)
+	}
+	if len(all) > shown {
+		return fmt.Sprintf("the spec's %d sessions are %s, …", len(all), strings.Join(keys, ", "))
+	}
+	return "the spec's sessions are " + strings.Join(keys, ", ")
 }
 
 // keep decides whether an earlier result stands: a success always does; a failure does

@@ -148,7 +148,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		reportGoroutines(log)
 	}
 	if err != nil {
-		if errors.Is(err, runner.ErrLocked) || errors.Is(err, runner.ErrSandbox) {
+		if errors.Is(err, runner.ErrLocked) || errors.Is(err, runner.ErrSandbox) || errors.Is(err, runner.ErrNoMatch) {
 			return usageError{err}
 		}
 		return err
