@@ -105,6 +105,9 @@ type Options struct {
 	SubAgentSlots int
 	// Sandbox configures the workers that run every tool call and check.
 	Sandbox SandboxOptions
+	// Warnings go into the summary (Summary.Warnings) as they are, such as the
+	// command line's note that no API key was set and the scripted model ran.
+	Warnings []string
 }
 
 // Runner runs job specs. Create one per run.
@@ -303,7 +306,9 @@ func (st *runState) summary(start, end time.Time) *Summary {
 	if st.r.opts.Throttled != nil {
 		throttled, pauses = st.r.opts.Throttled()
 	}
-	return newSummary(st.spec, st.plan, all, start, end, throttled, pauses, st.budget.refusedAny())
+	sum := newSummary(st.spec, st.plan, all, start, end, throttled, pauses, st.budget.refusedAny())
+	sum.warn(st.r.opts.Warnings)
+	return sum
 }
 
 // runBudget enforces the run-level cost cap: it stops admitting sessions before the cap

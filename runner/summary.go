@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"time"
 
@@ -25,8 +26,12 @@ type Summary struct {
 	StartedAt  string   `json:"started_at"`
 	EndedAt    string   `json:"ended_at"`
 	DurationMS int64    `json:"duration_ms"`
-	Totals     Totals   `json:"totals"`
-	Sessions   []Row    `json:"sessions"`
+	// Warnings are what makes the results less than they look (the scripted model ran
+	// for want of an API key, tools ran without the sandbox): summary.md shows each as
+	// a banner and GitHub Actions as a warning.
+	Warnings []string `json:"warnings,omitempty"`
+	Totals   Totals   `json:"totals"`
+	Sessions []Row    `json:"sessions"`
 }
 
 // Totals add up the sessions of a run.
@@ -156,9 +161,26 @@ func (s *Summary) Unconfined() int {
 	return n
 }
 
-// unconfinedNote is the line summary.md and the GitHub warning show for them.
+// unconfinedNote is the warning for them.
 func unconfinedNote(n int) string {
 	return fmt.Sprintf("Sandbox off: %d sessions ran their tools without kernel confinement (sandbox.level: off).", n)
+}
+
+// warn sets the warnings from the run's own (given) and the rows: each once, in order,
+// the note on unconfined sessions last.
+func (s *Summary) warn(given []string) {
+	s.Warnings = nil
+	add := func(w string) {
+		if w != "" && !slices.Contains(s.Warnings, w) {
+			s.Warnings = append(s.Warnings, w)
+		}
+	}
+	for _, w := range given {
+		add(w)
+	}
+	if n := s.Unconfined(); n > 0 {
+		add(unconfinedNote(n))
+	}
 }
 
 // total recomputes the totals from the rows.

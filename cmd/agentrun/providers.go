@@ -40,6 +40,9 @@ type overrides struct {
 // providerChoice is a resolved provider for one session.
 type providerChoice struct {
 	name, model, baseURL, key, script string
+	// fallback is true when nothing named or configured a provider, so that the
+	// scripted model stands in.
+	fallback bool
 }
 
 // providers builds each session's provider. Sessions that talk to the same endpoint
@@ -95,8 +98,13 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 			c.name = "anthropic"
 		case openaiSet:
 			c.name = "openai"
+		case p.cfg.inCI() && model != "" && model != "scripted":
+			// In CI a green run of the scripted model would pass for the real one.
+			return c, usagef("model %s needs an API key, and none is set: set %s (in CI, where $CI or $GITHUB_ACTIONS is set, "+
+				"agentrun does not stand its scripted model in for a real one; write provider: scripted, or pass --provider scripted, to mean it)",
+				model, keyFor(model))
 		default:
-			c.name = "scripted"
+			c.name, c.fallback = "scripted", true
 			p.noteScripted()
 		}
 	}
@@ -130,6 +138,29 @@ func (p *providers) noteScripted() {
 		p.log.Info("no API key or base URL configured: using the built-in scripted model " +
 			"(set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real one)")
 	}
+}
+
+// keyFor names the variable that would give model a provider.
+func keyFor(model string) string {
+	switch {
+	case strings.HasPrefix(model, "claude"):
+		return "ANTHROPIC_API_KEY"
+	case isOpenAIModel(model):
+		return "OPENAI_API_KEY"
+	}
+	return "ANTHROPIC_API_KEY or OPENAI_API_KEY"
+}
+
+// fallbackWarning is the summaries' banner for a run in which the scripted model stood
+// in for a real one; models are the model names those sessions give.
+func fallbackWarning(models []string) string {
+	named := ""
+	if len(models) > 0 {
+		named = " (models named: " + strings.Join(models, ", ") + ")"
+	}
+	return "No API key or base URL is set, so the built-in scripted model stood in for a real one in every session " +
+		"that names no provider" + named + ". Set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real model, " +
+		"or write provider: scripted to mean it."
 }
 
 // isOpenAIModel recognises OpenAI's model families.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -99,7 +100,8 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	defer provs.Close()
 	// Resolve every session's provider now: a missing key is a usage error before
 	// anything runs.
-	if err := a.checkProviders(spec, provs); err != nil {
+	warnings, err := a.checkProviders(spec, provs)
+	if err != nil {
 		return err
 	}
 	interactive, color, progressOut := a.progressMode(*progress, cfg)
@@ -118,6 +120,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
+		Warnings: warnings,
 	}
 	if cfg.GitHubActions {
 		if opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout); opts.GitHub != nil {
@@ -161,33 +164,45 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 }
 
 // checkProviders resolves the provider of every session once and loads the scripts of
-// the scripted ones.
-func (a *App) checkProviders(spec *jobs.Spec, p *providers) error {
+// the scripted ones. It returns the summaries' warnings: whether the scripted model
+// stands in for a real one.
+func (a *App) checkProviders(spec *jobs.Spec, p *providers) ([]string, error) {
 	sessions, err := spec.Sessions()
 	if err != nil {
-		return specError(err)
+		return nil, specError(err)
 	}
+	fallback := false
+	var models []string
 	for _, s := range sessions {
 		c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
 		if err != nil {
-			return fmt.Errorf("session %s: %w", s.Key, err)
+			return nil, fmt.Errorf("session %s: %w", s.Key, err)
 		}
 		// Load the scripts the scripted model will play, so a broken one stops the run
 		// before anything starts.
 		if c.name == "scripted" && c.script != "" {
 			if _, err := p.scripted(c.script); err != nil {
-				return fmt.Errorf("session %s: %w", s.Key, err)
+				return nil, fmt.Errorf("session %s: %w", s.Key, err)
+			}
+		}
+		if c.fallback {
+			fallback = true
+			if c.model != defaultModels["scripted"] && !slices.Contains(models, c.model) {
+				models = append(models, c.model)
 			}
 		}
 	}
-	return nil
+	if !fallback {
+		return nil, nil
+	}
+	return []string{fallbackWarning(models)}, nil
 }
 
 // progressMode decides how progress is shown: a live line on a terminal outside CI,
 // plain lines otherwise; colour only on a terminal without NO_COLOR.
 func (a *App) progressMode(mode string, cfg envConfig) (interactive, color bool, w io.Writer) {
 	tty := a.stderrTTY()
-	ci := cfg.CI != "" && cfg.CI != "false" || cfg.GitHubActions
+	ci := cfg.inCI()
 	color = tty && cfg.NoColor == ""
 	switch mode {
 	case "off":
