@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -128,6 +129,61 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 	}
 	return c, nil
 }
+
+// override returns the value that the command line or the environment gives the
+// setting "provider" or "model" over the spec's, where it comes from ("--model X",
+// "AGENTRUN_MODEL=X") and how to take it back; "" when neither gives one.
+func (p *providers) override(setting string) (value, source, undo string) {
+	flag, env, name := p.flags.model, p.cfg.Model, "AGENTRUN_MODEL"
+	if setting == "provider" {
+		flag, env, name = p.flags.provider, p.cfg.Provider, "AGENTRUN_PROVIDER"
+	}
+	switch {
+	case flag != "":
+		return flag, "--" + setting + " " + flag, "drop --" + setting
+	case env != "":
+		return env, name + "=" + env, "unset " + name
+	}
+	return "", "", ""
+}
+
+// checkMatrix refuses an override of a setting that a session's matrix chooses: the
+// session's key would name one model (or provider) while it ran another.
+func (p *providers) checkMatrix(sessions []jobs.Session) error {
+	for _, setting := range []string{"provider", "model"} {
+		value, source, undo := p.override(setting)
+		if value == "" {
+			continue
+		}
+		var lines []string
+		example, more := "", 0
+		for _, s := range sessions {
+			chosen, ok := s.Matrix[setting]
+			switch {
+			case !ok || chosen == value:
+				continue
+			case example == "":
+				example = "*+" + setting + "=" + chosen + "*"
+			}
+			if len(lines) < maxListed {
+				lines = append(lines, fmt.Sprintf("  session %s: its matrix chooses %s %s", s.Key, setting, chosen))
+			} else {
+				more++
+			}
+		}
+		if more > 0 {
+			lines = append(lines, fmt.Sprintf("  and %d more", more))
+		}
+		if len(lines) > 0 {
+			return usagef("%s would change the %s of sessions whose keys name theirs:\n%s\n%s, and pick sessions with --filter (such as --filter '%s')",
+				source, setting, strings.Join(lines, "\n"), undo, example)
+		}
+	}
+	return nil
+}
+
+// maxListed is how many sessions a message lists.
+const maxListed = 5
 
 // noteScripted says once that no provider is configured.
 func (p *providers) noteScripted() {

@@ -171,6 +171,9 @@ func (a *App) checkProviders(spec *jobs.Spec, p *providers) ([]string, error) {
 	if err != nil {
 		return nil, specError(err)
 	}
+	if err := p.checkMatrix(sessions); err != nil {
+		return nil, err
+	}
 	fallback := false
 	var models []string
 	for _, s := range sessions {
