@@ -51,6 +51,9 @@ type Plan struct {
 	Run []jobs.Session
 	// Reused are earlier results that resume keeps instead of running again.
 	Reused []*protocol.Result
+	// Resolved are the provider and model of each session of Run, in order, when
+	// Options.Resolve is set.
+	Resolved []ProviderInfo
 	// Excluded counts sessions left out by the filter or the shard.
 	Excluded int
 	// Concurrency is the number of sessions run at once.
@@ -76,6 +79,7 @@ func (r *Runner) Plan(spec *jobs.Spec) (*Plan, error) {
 	}
 	filters := splitFilter(r.opts.Filter)
 	matched := false
+	var reused []jobs.Session // the sessions of p.Reused
 	for i, s := range all {
 		match := matchFilter(filters, s)
 		matched = matched || match
@@ -87,9 +91,10 @@ func (r *Runner) Plan(spec *jobs.Spec) (*Plan, error) {
 			p.Excluded++
 			continue
 		}
-		if r.opts.Resume || r.opts.RerunFailed {
-			if prev := r.previous(s); prev != nil && keep(prev.Status, r.opts.RerunFailed) {
+		if r.opts.Resume || r.opts.RerunFailed || r.opts.Retry != nil {
+			if prev := r.previous(s); prev != nil && !retried(prev, r.retryClasses(), r.opts.RerunFailed) {
 				p.Reused = append(p.Reused, prev)
+				reused = append(reused, s)
 				continue
 			}
 		}
@@ -98,7 +103,28 @@ func (r *Runner) Plan(spec *jobs.Spec) (*Plan, error) {
 	if !matched {
 		return nil, fmt.Errorf("%w: --filter %q matches no session key or job id (%s)", ErrNoMatch, r.opts.Filter, someKeys(all))
 	}
+	if r.opts.Resolve == nil {
+		return p, nil
+	}
+	for _, s := range p.Run {
+		info, err := r.opts.Resolve(s)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", s.Key, err)
+		}
+		p.Resolved = append(p.Resolved, info)
+	}
+	if err := r.sameModels(reused); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// retryClasses are the failure classes that resume runs again.
+func (r *Runner) retryClasses() []string {
+	if r.opts.Retry != nil {
+		return r.opts.Retry
+	}
+	return DefaultRetry
 }
 
 // ErrNoMatch means the filter selects none of the spec's sessions: a run of nothing
@@ -116,19 +142,6 @@ func someKeys(all []jobs.Session) string {
 		return fmt.Sprintf("the spec's %d sessions are %s, …", len(all), strings.Join(keys, ", "))
 	}
 	return "the spec's sessions are " + strings.Join(keys, ", ")
-}
-
-// keep decides whether an earlier result stands: a success always does; a failure does
-// when resuming, unless the run was interrupted (cancelled, crashed); with rerunFailed
-// only successes stand.
-func keep(status protocol.Status, rerunFailed bool) bool {
-	switch status {
-	case protocol.StatusSuccess:
-		return true
-	case protocol.StatusCancelled, protocol.StatusCrashed:
-		return false
-	}
-	return !rerunFailed
 }
 
 func splitFilter(f string) []string {

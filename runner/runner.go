@@ -61,6 +61,13 @@ type Options struct {
 	// sessions that have none or were interrupted (cancelled, crashed); RerunFailed
 	// also runs the sessions whose earlier result is a failure.
 	Resume, RerunFailed bool
+	// Retry, when not nil, lists the failure classes (see ParseRetry) whose earlier
+	// results resume runs again instead of DefaultRetry; it implies Resume.
+	Retry []string
+	// Resolve names the provider and model a session will use, the command line's
+	// overrides applied, without making the provider. With it, a dry run shows them and
+	// resume refuses earlier results of another provider or model (ErrResumeMismatch).
+	Resolve func(jobs.Session) (ProviderInfo, error)
 	// Filter keeps sessions whose key or job id matches this glob.
 	Filter string
 	// Shard selects a stable subset of the sessions.

@@ -238,6 +238,13 @@ func first(vs ...string) string {
 	return ""
 }
 
+// Resolve names the provider and model of s without making the provider
+// (runner.Options.Resolve).
+func (p *providers) Resolve(s jobs.Session) (runner.ProviderInfo, error) {
+	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
+	return runner.ProviderInfo{Name: c.name, Model: c.model}, err
+}
+
 // Provider implements runner.Providers.
 func (p *providers) Provider(s jobs.Session, activity func()) (agent.Provider, runner.ProviderInfo, error) {
 	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
