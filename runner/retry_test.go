@@ -3,11 +3,13 @@ package runner_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentrun/agentrun/fuzzguard"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
@@ -129,4 +131,32 @@ func TestResumeRefusesAnotherModel(t *testing.T) {
 			assert.Nil(t, plan)
 		})
 	}
+}
+
+// FuzzParseRetry checks that ParseRetry returns either an error and nothing, or at
+// least one known class, each once, which read back as themselves.
+func FuzzParseRetry(f *testing.F) {
+	for _, s := range []string{"provider", "provider,timeout,inactivity", "error_provider, crashed", "http_429,,x", "success", "provder"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fuzzguard.Run(len(s), func() {
+			got, err := runner.ParseRetry(s)
+			if err != nil {
+				assert.Nil(t, got)
+				return
+			}
+			require.NotEmpty(t, got, "%q", s)
+			classes := runner.RetryClasses()
+			seen := map[string]bool{}
+			for _, c := range got {
+				assert.Contains(t, classes, c)
+				assert.False(t, seen[c], "%q twice in %q", c, s)
+				seen[c] = true
+			}
+			again, err := runner.ParseRetry(strings.Join(got, ","))
+			require.NoError(t, err)
+			assert.Equal(t, got, again)
+		})
+	})
 }
