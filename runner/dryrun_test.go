@@ -108,7 +108,7 @@ jobs:
 			}},
 		},
 		{
-			name: "run budget below every session's",
+			name: "run budget below every session",
 			spec: `version: 1
 budget: {max_cost_usd: 0.75}
 defaults: {budget: {max_cost_usd: 1}}
