@@ -286,7 +286,7 @@ func (d *decoder) unknownKey(k *yaml.Node, path string, t reflect.Type, fields [
 		for i, f := range fields {
 			names[i] = f.name
 		}
-		if s := suggest(key, names); s != "" {
+		if s := Suggest(key, names); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
 	}

@@ -16,7 +16,7 @@ func builtin(dir string) Resolved {
 		Timeout: 30 * time.Minute, IdleTimeout: 5 * time.Minute, ToolTimeout: 10 * time.Minute,
 		Tools:     []Tool{ToolRead, ToolWrite, ToolEdit, ToolBash, ToolGlob, ToolGrep, ToolTodoWrite, ToolTask},
 		BashMode:  "0467",
-		Workspace: Workspace{Dir: dir, Mode: WorkspaceShared},
+		Workspace: Workspace{Dir: dir, Mode: WorkspaceCopy},
 		Env:       map[string]string{}, Secrets: []string{}, Skills: []string{},
 	}
 }
@@ -213,7 +213,7 @@ func TestInheritanceOfEveryField(t *testing.T) {
 		"budget":       {"{max_cost_usd: 1}", "{max_cost_usd: 2}"},
 		"limits":       {"{max_response_bytes: 1000}", "{max_response_bytes: 2000}"},
 		"retries":      {"1", "2"},
-		"workspace":    {"{mode: copy}", "{mode: worktree}"},
+		"workspace":    {"{mode: shared}", "{mode: worktree}"},
 		"env":          {"{A: x}", "{A: y}"},
 		"secrets":      {"[A]", "[B]"},
 		"thinking":     {"{effort: low}", "{effort: high}"},

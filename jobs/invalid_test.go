@@ -328,6 +328,27 @@ func TestParseInvalid(t *testing.T) {
 			wantLine: 5, wantCol: 28, wantField: "jobs[0].matrix.model[2]", wantMsg: `duplicate matrix value "m" (first at 5:22)`,
 		},
 		{
+			name:     "matrix name that is a typo of a setting",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    matrix: {modle: [m, n]}"),
+			wantLine: 5, wantCol: 21, wantField: "jobs[0].matrix.modle", wantMsg: `matrix name "modle" is no setting and no template uses it; did you mean "model"?`,
+		},
+		{
+			name:     "matrix name that is a typo of a nested setting",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    matrix: {max_turn: [3]}"),
+			wantLine: 5, wantCol: 24, wantField: "jobs[0].matrix.max_turn", wantMsg: `did you mean "max_turns"?`,
+		},
+		{
+			name:     "matrix name that is a typo of a name the prompt reads",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: 'hi {{ .matrix.language }}'", "    matrix: {language: [go], langauge: [x]}"),
+			wantLine: 5, wantCol: 40, wantField: "jobs[0].matrix.langauge", wantMsg: `did you mean "language"?`,
+		},
+		{
+			name:     "matrix name no template reads",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi {{ .job }}", "    matrix: {seed: [1, 2]}"),
+			wantLine: 5, wantCol: 20, wantField: "jobs[0].matrix.seed",
+			wantMsg: `matrix name "seed" is no setting and no template uses it: read it in the prompt or system as {{ .matrix.seed }}, or use repeat for independent sessions`,
+		},
+		{
 			name:     "undefined variable",
 			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi ${NOPE}"),
 			wantLine: 4, wantCol: 13, wantField: "jobs[0].prompt", wantMsg: "undefined variable ${NOPE} (give a default with ${NOPE:-value})",

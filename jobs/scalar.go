@@ -180,7 +180,7 @@ func (d *decoder) checkString(t reflect.Type, s string, o opts) string {
 			}
 		}
 		msg := "unknown " + e.what() + " " + valueMark
-		if sg := suggest(s, vals); sg != "" {
+		if sg := Suggest(s, vals); sg != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", sg)
 		}
 		return msg + "; want one of " + strings.Join(vals, ", ")

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,7 +90,7 @@ func TestSessionKeys(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			lines := append([]string{"version: 1", "jobs:", "  - id: a", "    prompt: hi"}, prefixed("    ", tt.give)...)
+			lines := append([]string{"version: 1", "jobs:", "  - id: a", "    prompt: 'hi {{ .matrix }}'"}, prefixed("    ", tt.give)...)
 			var got []string
 			for _, se := range sessionsOK(t, parseOK(t, t.TempDir(), doc(lines...), nil)) {
 				got = append(got, se.Key)
@@ -296,4 +297,41 @@ func TestRenderedBytesLimit(t *testing.T) {
 	require.Len(t, problems, 1)
 	assert.Equal(t, "jobs[0]", problems[0].Field)
 	assert.Contains(t, problems[0].Message, "rendered prompts of the spec's sessions pass")
+}
+
+// TestMatrixNamesTheTemplatesRead checks the ways a prompt or system template may read a
+// matrix name that overrides no setting: each makes the name valid.
+func TestMatrixNamesTheTemplatesRead(t *testing.T) {
+	tests := map[string]struct {
+		prompt, system string
+		files          map[string]string
+	}{
+		"field":                {prompt: "Use {{ .matrix.lang }}."},
+		"field from the root":  {prompt: "{{ with .job }}Use {{ $.matrix.lang }}.{{ end }}"},
+		"index":                {prompt: `Use {{ index .matrix "lang" }}.`},
+		"index from the root":  {prompt: `{{ with .job }}{{ index $.matrix "lang" }}{{ end }}`},
+		"in a condition":       {prompt: `{{ if eq .matrix.lang "go" }}Go{{ else }}Other{{ end }}`},
+		"in a pipeline":        {prompt: `{{ .matrix.lang | printf "%q" }}`},
+		"range over the whole": {prompt: "{{ range $k, $v := .matrix }}{{ $k }}={{ $v }} {{ end }}"},
+		"with the whole":       {prompt: "{{ with .matrix }}{{ .lang }}{{ end }}"},
+		"the whole printed":    {prompt: "Settings: {{ .matrix }}"},
+		"the system only":      {prompt: "Hi.", system: "Write {{ .matrix.lang }}."},
+		"a prompt file":        {files: map[string]string{"p.txt": "Use {{ .matrix.lang }}."}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, tt.files)
+			lines := []string{"version: 1", "jobs:", "  - id: a", "    matrix: {lang: [go, rust]}"}
+			if tt.prompt != "" {
+				lines = append(lines, "    prompt: "+strconv.Quote(tt.prompt))
+			} else {
+				lines = append(lines, "    prompt_file: p.txt")
+			}
+			if tt.system != "" {
+				lines = append(lines, "    system: "+strconv.Quote(tt.system))
+			}
+			assert.Len(t, sessionsOK(t, parseOK(t, dir, doc(lines...), nil)), 2)
+		})
+	}
 }

@@ -61,7 +61,7 @@ func resolve(st Settings, dir string) Resolved {
 		ToolTimeout: DefaultToolTimeout,
 		Tools:       AllTools(),
 		BashMode:    DefaultBashMode,
-		Workspace:   Workspace{Dir: ".", Mode: WorkspaceShared},
+		Workspace:   Workspace{Dir: ".", Mode: WorkspaceCopy},
 		Env:         map[string]string{},
 		Secrets:     []string{},
 		Skills:      []string{},

@@ -100,7 +100,7 @@ type LimitsSettings struct {
 // WorkspaceSettings say where a session works, as written; nil means absent.
 type WorkspaceSettings struct {
 	Dir  *string        `yaml:"dir" doc:"Workspace directory, relative to the spec file's directory (default \".\")."`
-	Mode *WorkspaceMode `yaml:"mode" doc:"shared: work in dir itself; copy: a private copy of dir per session; worktree: a git worktree of dir per session (default shared)."`
+	Mode *WorkspaceMode `yaml:"mode" doc:"shared: work in dir itself; copy: a private copy of dir per session; worktree: a git worktree of dir per session (default copy, so that no two sessions edit one folder; shared must be written out)."`
 }
 
 // SandboxSettings confine a session's tools, as written; nil means absent.

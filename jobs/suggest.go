@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// suggest returns the candidate closest to word when it is close enough to be a
+// Suggest returns the candidate closest to word when it is close enough to be a
 // likely typo, else "".
-func suggest(word string, candidates []string) string {
+func Suggest(word string, candidates []string) string {
 	w := strings.ToLower(word)
 	limit := 1
 	switch {

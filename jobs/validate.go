@@ -131,11 +131,24 @@ func (v *validator) matrix(i int) {
 	s := v.s
 	job := &s.Jobs[i]
 	jp := fmt.Sprintf("jobs[%d]", i)
+	prompt, system, compiled := s.templates(i, &problems{})
+	use := matrixUseOf(prompt, system)
 	for _, name := range slices.Sorted(maps.Keys(job.Matrix)) {
 		mp := jp + ".matrix." + name
 		chain, err := matrixSetting(name)
 		if err != nil {
 			v.ps.add(s.at(mp), mp, "%v", err)
+		}
+		if err == nil && chain == nil && compiled && !use.uses(name) {
+			// A name that overrides nothing and that no template reads changes
+			// nothing but the keys: most likely a misspelt setting ("modle").
+			msg := fmt.Sprintf("matrix name %q is no setting and no template uses it", name)
+			if sg := Suggest(name, matrixCandidates(use)); sg != "" {
+				msg += fmt.Sprintf("; did you mean %q?", sg)
+			} else {
+				msg += fmt.Sprintf(": read it in the prompt or system as {{ .matrix.%s }}, or use repeat for independent sessions", name)
+			}
+			v.ps.add(s.at(mp), mp, "%s", msg)
 		}
 		first := map[string]int{}
 		for k, val := range job.Matrix[name] {

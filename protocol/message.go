@@ -224,6 +224,15 @@ const (
 	ErrInternal  = "internal"
 )
 
+// ErrorKinds lists every stable error kind in a stable order.
+func ErrorKinds() []string {
+	return []string{
+		ErrRateLimit, ErrOverloaded, ErrServer, ErrTimeout, ErrInactivity, ErrAuth, ErrRequest, ErrNetwork,
+		ErrStream, ErrTool, ErrBudget, ErrMaxTokens, ErrTooLarge, ErrMaxTurns, ErrCancelled, ErrCompact,
+		ErrPanic, ErrChecks, ErrSchema, ErrInternal,
+	}
+}
+
 // Retryable reports whether an error of this kind may go away if the same request is
 // made again later.
 func (e Error) Retryable() bool {

@@ -11,8 +11,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/runner"
 )
+
+func orDefault(v, d string) string {
+	if v == "" {
+		return d
+	}
+	return v
+}
 
 // -update rewrites the golden files under testdata. The flag is registered only when no
 // other test file of the package has registered it.
@@ -80,6 +88,34 @@ jobs:
   - {id: b, prompt: B., repeat: 2}
 `,
 			opts: runner.Options{Filter: "b", Concurrency: 7},
+		},
+		{
+			// The command line resolves providers and models: a model-less session
+			// gets the provider's default; my-model has no price.
+			name: "resolved",
+			spec: `version: 1
+defaults: {budget: {max_cost_usd: 1}}
+jobs:
+  - {id: a, prompt: A.}
+  - {id: b, prompt: B., model: my-model, repeat: 2}
+  - {id: c, prompt: C., model: claude-haiku-4-5, provider: scripted}
+`,
+			opts: runner.Options{Resolve: func(s jobs.Session) (runner.ProviderInfo, error) {
+				if s.Settings.Provider != "" {
+					return runner.ProviderInfo{Name: string(s.Settings.Provider), Model: s.Settings.Model}, nil
+				}
+				return runner.ProviderInfo{Name: "anthropic", Model: orDefault(s.Settings.Model, "claude-sonnet-4-6")}, nil
+			}},
+		},
+		{
+			name: "run budget below every session",
+			spec: `version: 1
+budget: {max_cost_usd: 0.75}
+defaults: {budget: {max_cost_usd: 1}}
+jobs:
+  - {id: a, prompt: A., repeat: 2}
+  - {id: b, prompt: B., budget: {max_cost_usd: 2.5}}
+`,
 		},
 		{
 			name: "resume",

@@ -241,8 +241,8 @@ func (g *GitHub) Report(sum *Summary, out string) error {
 	defer g.mu.Unlock()
 	if g.Log != nil {
 		g.annotateWithheld()
-		if n := sum.Unconfined(); n > 0 {
-			fmt.Fprintf(g.Log, "::warning title=%s::%s\n", escapeProperty("agentrun: sandbox off"), escapeData(unconfinedNote(n)))
+		for _, w := range sum.Warnings {
+			fmt.Fprintf(g.Log, "::warning title=%s::%s\n", escapeProperty("agentrun: warning"), escapeData(w))
 		}
 	}
 	if g.Output != "" {

@@ -78,6 +78,17 @@ func Merge(out string, dirs []string) (*Summary, error) {
 	merged.StartedAt, merged.EndedAt = start.UTC().Format(time.RFC3339), end.UTC().Format(time.RFC3339)
 	merged.DurationMS = end.Sub(start).Milliseconds()
 	merged.total()
+	// Each shard's warnings, but for its count of unconfined sessions: that note is
+	// made again for the whole run.
+	var warnings []string
+	for _, so := range shards {
+		for _, w := range so.sum.Warnings {
+			if n := so.sum.Unconfined(); n == 0 || w != unconfinedNote(n) {
+				warnings = append(warnings, w)
+			}
+		}
+	}
+	merged.warn(warnings)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}

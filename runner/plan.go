@@ -51,6 +51,9 @@ type Plan struct {
 	Run []jobs.Session
 	// Reused are earlier results that resume keeps instead of running again.
 	Reused []*protocol.Result
+	// Resolved are the provider and model of each session of Run, in order, when
+	// Options.Resolve is set.
+	Resolved []ProviderInfo
 	// Excluded counts sessions left out by the filter or the shard.
 	Excluded int
 	// Concurrency is the number of sessions run at once.
@@ -75,37 +78,70 @@ func (r *Runner) Plan(spec *jobs.Spec) (*Plan, error) {
 		p.Concurrency = jobs.DefaultConcurrency
 	}
 	filters := splitFilter(r.opts.Filter)
+	matched := false
+	var reused []jobs.Session // the sessions of p.Reused
 	for i, s := range all {
+		match := matchFilter(filters, s)
+		matched = matched || match
 		if r.opts.Shard.Total > 0 && i%r.opts.Shard.Total != r.opts.Shard.Index {
 			p.Excluded++
 			continue
 		}
-		if !matchFilter(filters, s) {
+		if !match {
 			p.Excluded++
 			continue
 		}
-		if r.opts.Resume || r.opts.RerunFailed {
-			if prev := r.previous(s); prev != nil && keep(prev.Status, r.opts.RerunFailed) {
+		if r.opts.Resume || r.opts.RerunFailed || r.opts.Retry != nil {
+			if prev := r.previous(s); prev != nil && !retried(prev, r.retryClasses(), r.opts.RerunFailed) {
 				p.Reused = append(p.Reused, prev)
+				reused = append(reused, s)
 				continue
 			}
 		}
 		p.Run = append(p.Run, s)
 	}
+	if !matched {
+		return nil, fmt.Errorf("%w: --filter %q matches no session key or job id (%s)", ErrNoMatch, r.opts.Filter, someKeys(all))
+	}
+	if r.opts.Resolve == nil {
+		return p, nil
+	}
+	for _, s := range p.Run {
+		info, err := r.opts.Resolve(s)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %w", s.Key, err)
+		}
+		p.Resolved = append(p.Resolved, info)
+	}
+	if err := r.sameModels(reused); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
-// keep decides whether an earlier result stands: a success always does; a failure does
-// when resuming, unless the run was interrupted (cancelled, crashed); with rerunFailed
-// only successes stand.
-func keep(status protocol.Status, rerunFailed bool) bool {
-	switch status {
-	case protocol.StatusSuccess:
-		return true
-	case protocol.StatusCancelled, protocol.StatusCrashed:
-		return false
+// retryClasses are the failure classes that resume runs again.
+func (r *Runner) retryClasses() []string {
+	if r.opts.Retry != nil {
+		return r.opts.Retry
 	}
-	return !rerunFailed
+	return DefaultRetry
+}
+
+// ErrNoMatch means the filter selects none of the spec's sessions: a run of nothing
+// would look like a green run.
+var ErrNoMatch = errors.New("nothing to run")
+
+// someKeys names a few of the sessions, for a message.
+func someKeys(all []jobs.Session) string {
+	const shown = 3
+	var keys []string
+	for _, s := range all[:min(len(all), shown)] {
+		keys = append(keys, s.Key)
+	}
+	if len(all) > shown {
+		return fmt.Sprintf("the spec's %d sessions are %s, …", len(all), strings.Join(keys, ", "))
+	}
+	return "the spec's sessions are " + strings.Join(keys, ", ")
 }
 
 func splitFilter(f string) []string {

@@ -63,6 +63,9 @@ func statusMark(s protocol.Status) string {
 // concurrent use.
 var mdEscaper = strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;")
 
+// bannerEscaper makes a warning one line of markdown that holds no HTML.
+var bannerEscaper = strings.NewReplacer("\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;")
+
 // mdCell makes text safe inside a markdown table cell.
 func mdCell(s string) string {
 	return clip(mdEscaper.Replace(s), 200)
@@ -91,15 +94,15 @@ func (s *Summary) Markdown() string {
 		title += " (shard " + s.Shard + ")"
 	}
 	fmt.Fprintf(&b, "## %s: %s\n\n", title, s.Headline())
+	for _, w := range s.Warnings {
+		b.WriteString("> **⚠ " + bannerEscaper.Replace(w) + "**\n\n")
+	}
 	if s.Totals.ThrottledMS > 0 {
 		fmt.Fprintf(&b, "Providers throttled the run for %s (%d pauses).\n\n",
 			duration(s.Totals.ThrottledMS), s.Totals.ThrottlePauses)
 	}
 	if s.Totals.BudgetExhausted {
 		b.WriteString("The run-level budget was exhausted: some sessions were stopped or not started.\n\n")
-	}
-	if n := s.Unconfined(); n > 0 {
-		b.WriteString("> **⚠ " + unconfinedNote(n) + "**\n\n")
 	}
 	b.WriteString("| Session | Status | Turns | Duration | Tokens in / out | Cost | Checks |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---|\n")

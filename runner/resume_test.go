@@ -139,7 +139,6 @@ jobs:
 		"one key":          {give: "gamma.r2", want: []string{"gamma.r2"}},
 		"comma list":       {give: "alpha, beta", want: []string{"alpha", "beta"}},
 		"character class":  {give: "[ab]*", want: []string{"alpha", "beta"}},
-		"nothing matches":  {give: "delta", want: nil},
 		"no filter is all": {give: "", want: []string{"alpha", "beta", "gamma.r1", "gamma.r2"}},
 	}
 	scripts := loadScripts(t)
@@ -173,6 +172,20 @@ jobs:
 		})
 	}
 	assert.Error(t, runner.ValidateFilter("a,[b"), "a bad glob is a usage error")
+
+	// A filter that matches nothing starts nothing and writes nothing: a run of no
+	// session would look green. A shard without a match is fine when another has one.
+	out := filepath.Join(t.TempDir(), "out")
+	parsed := writeSpec(t, t.TempDir(), spec)
+	p := newInProcess(scripts)
+	_, err := runner.New(runner.Options{Out: out, Providers: p, Filter: "delta,eps*"}).Run(context.Background(), parsed)
+	require.ErrorIs(t, err, runner.ErrNoMatch)
+	assert.Contains(t, err.Error(), `"delta,eps*" matches no session key or job id (the spec's 4 sessions are alpha, beta, gamma.r1, …)`)
+	assert.NoDirExists(t, out)
+	assert.Empty(t, p.calls.keys())
+	plan, err := runner.New(runner.Options{Out: out, Filter: "alpha", Shard: runner.Shard{Index: 1, Total: 2}}).Plan(parsed)
+	require.NoError(t, err)
+	assert.Empty(t, plan.Run)
 }
 
 func TestRunLock(t *testing.T) {

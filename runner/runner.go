@@ -61,6 +61,13 @@ type Options struct {
 	// sessions that have none or were interrupted (cancelled, crashed); RerunFailed
 	// also runs the sessions whose earlier result is a failure.
 	Resume, RerunFailed bool
+	// Retry, when not nil, lists the failure classes (see ParseRetry) whose earlier
+	// results resume runs again instead of DefaultRetry; it implies Resume.
+	Retry []string
+	// Resolve names the provider and model a session will use, the command line's
+	// overrides applied, without making the provider. With it, a dry run shows them and
+	// resume refuses earlier results of another provider or model (ErrResumeMismatch).
+	Resolve func(jobs.Session) (ProviderInfo, error)
 	// Filter keeps sessions whose key or job id matches this glob.
 	Filter string
 	// Shard selects a stable subset of the sessions.
@@ -111,6 +118,9 @@ type Options struct {
 	SubAgentSlots int
 	// Sandbox configures the workers that run every tool call and check.
 	Sandbox SandboxOptions
+	// Warnings go into the summary (Summary.Warnings) as they are, such as the
+	// command line's note that no API key was set and the scripted model ran.
+	Warnings []string
 }
 
 // Runner runs job specs. Create one per run.
@@ -174,6 +184,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	}
 	plan, err := r.Plan(spec)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckWorkspaces(ctx, spec, plan.Run); err != nil {
 		return nil, err
 	}
 	if err := r.checkSandbox(plan.Run); err != nil {
@@ -311,6 +324,7 @@ func (st *runState) summary(start, end time.Time) *Summary {
 	}
 	sum := newSummary(st.spec, st.plan, all, start, end, throttled, pauses, st.budget.refusedAny())
 	sum.Version = st.r.opts.Version
+	sum.warn(st.r.opts.Warnings)
 	return sum
 }
 

@@ -226,19 +226,26 @@ func (st *runState) provenance(s jobs.Session, info ProviderInfo, attempt int) p
 		Attempt: attempt, Version: st.r.opts.Version}
 }
 
-// costFor returns the pricing of a session's provider. The built-in scripted model is
-// free whatever model name it plays, unless the spec's own prices name that model (a
-// keyless rehearsal of a budget).
+// costFor returns the pricing of a session's provider.
 func (st *runState) costFor(info ProviderInfo) func(string, protocol.Usage) (float64, bool) {
 	if info.Name != "scripted" {
 		return st.cost
 	}
 	return func(model string, u protocol.Usage) (float64, bool) {
-		if _, ok := jobs.LookupPrice(st.spec.Prices, model); ok {
-			return st.cost(model, u)
-		}
-		return st.cost("scripted", u)
+		return st.cost(pricedAs(st.spec, info.Name, model), u)
 	}
+}
+
+// pricedAs names the model whose price the calls of model on provider cost. The
+// built-in scripted model is free whatever model name it plays, unless the spec's own
+// prices name that model (a keyless rehearsal of a budget).
+func pricedAs(spec *jobs.Spec, provider, model string) string {
+	if provider == "scripted" {
+		if _, ok := jobs.LookupPrice(spec.Prices, model); !ok {
+			return "scripted"
+		}
+	}
+	return model
 }
 
 // cost prices one model call and charges it to the run's budget, cancelling the run

@@ -29,9 +29,13 @@ type Summary struct {
 	EndedAt    string   `json:"ended_at"`
 	DurationMS int64    `json:"duration_ms"`
 	// Version is the agentrun build that wrote the summary (run.json's version).
-	Version  string `json:"version,omitempty"`
-	Totals   Totals `json:"totals"`
-	Sessions []Row  `json:"sessions"`
+	Version string `json:"version,omitempty"`
+	// Warnings are what makes the results less than they look (the scripted model ran
+	// for want of an API key, tools ran without the sandbox): summary.md shows each as
+	// a banner and GitHub Actions as a warning.
+	Warnings []string `json:"warnings,omitempty"`
+	Totals   Totals   `json:"totals"`
+	Sessions []Row    `json:"sessions"`
 	// Aggregates are computed from Sessions.
 	Aggregates Aggregates `json:"aggregates"`
 }
@@ -177,9 +181,26 @@ func (s *Summary) Unconfined() int {
 	return n
 }
 
-// unconfinedNote is the line summary.md and the GitHub warning show for them.
+// unconfinedNote is the warning for them.
 func unconfinedNote(n int) string {
 	return fmt.Sprintf("Sandbox off: %d sessions ran their tools without kernel confinement (sandbox.level: off).", n)
+}
+
+// warn sets the warnings from the run's own (given) and the rows: each once, in order,
+// the note on unconfined sessions last.
+func (s *Summary) warn(given []string) {
+	s.Warnings = nil
+	add := func(w string) {
+		if w != "" && !slices.Contains(s.Warnings, w) {
+			s.Warnings = append(s.Warnings, w)
+		}
+	}
+	for _, w := range given {
+		add(w)
+	}
+	if n := s.Unconfined(); n > 0 {
+		add(unconfinedNote(n))
+	}
 }
 
 // total recomputes the totals from the rows.

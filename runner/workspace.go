@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -77,6 +78,29 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	return &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu}, nil
+}
+
+// CheckWorkspaces checks, before any session starts, that the workspaces of sessions
+// can be made: each folder exists, and a worktree workspace is a git repository with a
+// commit. The problems are a *jobs.SpecError naming the place in the spec.
+func CheckWorkspaces(ctx context.Context, spec *jobs.Spec, sessions []jobs.Session) error {
+	return spec.CheckWorkspaces(sessions, func(dir string) error { return worktreeSource(ctx, dir) })
+}
+
+// worktreeSource says why dir cannot give worktrees: it is no git work tree, or its
+// HEAD has no commit to check out.
+func worktreeSource(ctx context.Context, dir string) error {
+	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
+	if err != nil || strings.TrimSpace(string(out)) != "true" {
+		if err == nil {
+			err = errors.New("inside the repository's git folder")
+		}
+		return fmt.Errorf("%s is not a git repository (%w)", dir, err)
+	}
+	if _, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+		return fmt.Errorf("the git repository of %s has no commit at HEAD yet", dir)
+	}
+	return nil
 }
 
 // addWorktree adds a detached worktree of repo's HEAD at dst, after pruning the

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
 )
@@ -56,7 +57,7 @@ func TestWorkspaceShared(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
 		Run(context.Background(), writeSpec(t, dir, `version: 1
-defaults: {tools: [Edit, Write]}
+defaults: {tools: [Edit, Write], workspace: {mode: shared}}
 jobs:
   - {id: ws, model: workspace, prompt: Change the workspace.}
 `))
@@ -128,4 +129,42 @@ func TestWorkspaceWorktree(t *testing.T) {
 	assert.Equal(t, "hello world\n", readFile(t, filepath.Join(dir, "hello.txt")), "the repository is untouched")
 	assert.Empty(t, git(t, dir, "status", "--porcelain"))
 	assert.Equal(t, 1, strings.Count(git(t, dir, "worktree", "list", "--porcelain"), "worktree "), "only the main worktree is left")
+}
+
+// TestWorkspaceRefusedBeforeAnyStart checks that Run starts nothing when a session's
+// workspace cannot be made: a missing folder, or a worktree of a folder that is no git
+// repository or has no commit. The error is the spec's, with the place.
+func TestWorkspaceRefusedBeforeAnyStart(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	tests := map[string]struct {
+		workspace string
+		setup     func(t *testing.T, dir string)
+		want      string
+	}{
+		"missing folder": {workspace: "{dir: missing}", want: "jobs[0].workspace.dir: workspace "},
+		"worktree of a plain folder": {
+			workspace: "{mode: worktree}", want: "is not a git repository",
+		},
+		"worktree of a repository without a commit": {
+			workspace: "{mode: worktree}", setup: func(t *testing.T, dir string) { git(t, dir, "init", "-q") },
+			want: "has no commit at HEAD yet",
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.setup != nil {
+				tt.setup(t, dir)
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			spec := writeSpec(t, dir, "version: 1\njobs:\n  - {id: ws, model: workspace, prompt: Change it., workspace: "+tt.workspace+"}\n")
+			_, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+			var se *jobs.SpecError
+			require.ErrorAs(t, err, &se)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NoDirExists(t, out)
+		})
+	}
 }

@@ -59,6 +59,12 @@ func (a *App) config() (envConfig, error) {
 	return c, nil
 }
 
+// inCI reports whether agentrun runs in CI: $CI set to anything but "false", or
+// $GITHUB_ACTIONS.
+func (c envConfig) inCI() bool {
+	return c.CI != "" && c.CI != "false" || c.GitHubActions
+}
+
 // secretEnv lists the variables that must never reach tool processes or artifacts.
 var secretEnv = []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_AUTH_TOKEN"}
 

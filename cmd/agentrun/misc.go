@@ -69,7 +69,7 @@ func (a *App) cmdVersion(_ context.Context, args []string) error {
 	return nil
 }
 
-func (a *App) cmdValidate(_ context.Context, args []string) error {
+func (a *App) cmdValidate(ctx context.Context, args []string) error {
 	fs := newFlags("validate")
 	quiet := fs.Bool("quiet", false, "print nothing when the spec is valid")
 	pos, err := a.parse(fs, "agentrun validate JOBS.yaml...", "  agentrun validate examples/*.yaml", args)
@@ -87,6 +87,9 @@ func (a *App) cmdValidate(_ context.Context, args []string) error {
 			sessions, err = spec.Sessions()
 			if err == nil {
 				err = loadScripts(sessions)
+			}
+			if err == nil {
+				err = runner.CheckWorkspaces(ctx, spec, sessions)
 			}
 			if err == nil && !*quiet {
 				fmt.Fprintf(a.Stdout, "%s: valid, %d jobs, %d sessions\n", path, len(spec.Jobs), len(sessions))

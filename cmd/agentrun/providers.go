@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ type overrides struct {
 // providerChoice is a resolved provider for one session.
 type providerChoice struct {
 	name, model, baseURL, key, script string
+	// fallback is true when nothing named or configured a provider, so that the
+	// scripted model stands in.
+	fallback bool
 }
 
 // providers builds each session's provider. Sessions that talk to the same endpoint
@@ -95,8 +99,13 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 			c.name = "anthropic"
 		case openaiSet:
 			c.name = "openai"
+		case p.cfg.inCI() && model != "" && model != "scripted":
+			// In CI a green run of the scripted model would pass for the real one.
+			return c, usagef("model %s needs an API key, and none is set: set %s (in CI, where $CI or $GITHUB_ACTIONS is set, "+
+				"agentrun does not stand its scripted model in for a real one; write provider: scripted, or pass --provider scripted, to mean it)",
+				model, keyFor(model))
 		default:
-			c.name = "scripted"
+			c.name, c.fallback = "scripted", true
 			p.noteScripted()
 		}
 	}
@@ -121,6 +130,61 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 	return c, nil
 }
 
+// override returns the value that the command line or the environment gives the
+// setting "provider" or "model" over the spec's, where it comes from ("--model X",
+// "AGENTRUN_MODEL=X") and how to take it back; "" when neither gives one.
+func (p *providers) override(setting string) (value, source, undo string) {
+	flag, env, name := p.flags.model, p.cfg.Model, "AGENTRUN_MODEL"
+	if setting == "provider" {
+		flag, env, name = p.flags.provider, p.cfg.Provider, "AGENTRUN_PROVIDER"
+	}
+	switch {
+	case flag != "":
+		return flag, "--" + setting + " " + flag, "drop --" + setting
+	case env != "":
+		return env, name + "=" + env, "unset " + name
+	}
+	return "", "", ""
+}
+
+// checkMatrix refuses an override of a setting that a session's matrix chooses: the
+// session's key would name one model (or provider) while it ran another.
+func (p *providers) checkMatrix(sessions []jobs.Session) error {
+	for _, setting := range []string{"provider", "model"} {
+		value, source, undo := p.override(setting)
+		if value == "" {
+			continue
+		}
+		var lines []string
+		example, more := "", 0
+		for _, s := range sessions {
+			chosen, ok := s.Matrix[setting]
+			switch {
+			case !ok || chosen == value:
+				continue
+			case example == "":
+				example = "*+" + setting + "=" + chosen + "*"
+			}
+			if len(lines) < maxListed {
+				lines = append(lines, fmt.Sprintf("  session %s: its matrix chooses %s %s", s.Key, setting, chosen))
+			} else {
+				more++
+			}
+		}
+		if more > 0 {
+			lines = append(lines, fmt.Sprintf("  and %d more", more))
+		}
+		if len(lines) > 0 {
+			return usagef("%s would change the %s of sessions whose keys name theirs:\n%s\n%s, and pick sessions with --filter (such as --filter '%s')",
+				source, setting, strings.Join(lines, "\n"), undo, example)
+		}
+	}
+	return nil
+}
+
+// maxListed is how many sessions a message lists.
+const maxListed = 5
+
 // noteScripted says once that no provider is configured.
 func (p *providers) noteScripted() {
 	p.mu.Lock()
@@ -130,6 +194,29 @@ func (p *providers) noteScripted() {
 		p.log.Info("no API key or base URL configured: using the built-in scripted model " +
 			"(set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real one)")
 	}
+}
+
+// keyFor names the variable that would give model a provider.
+func keyFor(model string) string {
+	switch {
+	case strings.HasPrefix(model, "claude"):
+		return "ANTHROPIC_API_KEY"
+	case isOpenAIModel(model):
+		return "OPENAI_API_KEY"
+	}
+	return "ANTHROPIC_API_KEY or OPENAI_API_KEY"
+}
+
+// fallbackWarning is the summaries' banner for a run in which the scripted model stood
+// in for a real one; models are the model names those sessions give.
+func fallbackWarning(models []string) string {
+	named := ""
+	if len(models) > 0 {
+		named = " (models named: " + strings.Join(models, ", ") + ")"
+	}
+	return "No API key or base URL is set, so the built-in scripted model stood in for a real one in every session " +
+		"that names no provider" + named + ". Set ANTHROPIC_API_KEY or OPENAI_API_KEY to use a real model, " +
+		"or write provider: scripted to mean it."
 }
 
 // isOpenAIModel recognises OpenAI's model families.
@@ -149,6 +236,13 @@ func first(vs ...string) string {
 		}
 	}
 	return ""
+}
+
+// Resolve names the provider and model of s without making the provider
+// (runner.Options.Resolve).
+func (p *providers) Resolve(s jobs.Session) (runner.ProviderInfo, error) {
+	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
+	return runner.ProviderInfo{Name: c.name, Model: c.model}, err
 }
 
 // Provider implements runner.Providers.

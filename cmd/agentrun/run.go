@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"go.uber.org/zap"
@@ -16,12 +17,14 @@ import (
 )
 
 const runSynopsis = `agentrun run JOBS.yaml [--out DIR] [--concurrency N] [--resume] [--rerun-failed]
-               [--shard I/N] [--filter GLOB] [--dry-run] [--output-format text|stream-json|claude]`
+               [--retry-errors CLASSES] [--shard I/N] [--filter GLOB] [--dry-run]
+               [--output-format text|stream-json|claude]`
 
 const runExamples = `  agentrun run examples/quickstart.yaml
   agentrun run evals.yaml --out results --concurrency 16 --output-format stream-json > events.jsonl
   agentrun run evals.yaml --out results --resume              # after a crash: finish what is missing
   agentrun run evals.yaml --out results --rerun-failed        # run the failed sessions again
+  agentrun run evals.yaml --out results --retry-errors provider,cancelled,crashed   # after an outage
   agentrun run evals.yaml --shard 2/8 --out shard-2           # one of 8 machines; join with agentrun merge
   agentrun run evals.yaml --filter 'fix-*' --dry-run          # list what would run and the cost ceiling`
 
@@ -40,6 +43,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	concurrency := fs.Int("concurrency", 0, "sessions at once (overrides the spec and $AGENTRUN_CONCURRENCY)")
 	resume := fs.Bool("resume", false, "keep earlier results in --out and run only the sessions missing or interrupted")
 	rerun := fs.Bool("rerun-failed", false, "like --resume, and also run again the sessions whose earlier result failed")
+	retryErrors := fs.String("retry-errors", "", "like --resume, and run again the sessions whose earlier failure is of these comma-separated classes: statuses without error_ (provider, timeout, inactivity, auth, checks, …, cancelled, crashed) or error kinds (http_429, overloaded, network, …); the list replaces the default cancelled,crashed")
 	shard := fs.String("shard", "", "run shard I of N (0-based), e.g. 0/4 (default $AGENTRUN_SHARD, or $JOB_COMPLETION_INDEX with $AGENTRUN_SHARD_TOTAL)")
 	filter := fs.String("filter", "", "run only sessions whose key or job id matches one of these comma-separated globs")
 	dry := fs.Bool("dry-run", false, "print the sessions, what resume would skip and the cost ceiling, then exit")
@@ -89,6 +93,22 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	if err := runner.ValidateFilter(*filter); err != nil {
 		return usageError{err}
 	}
+	var retry []string
+	if *retryErrors != "" {
+		if *rerun {
+			return usagef("run: --retry-errors and --rerun-failed exclude each other (--rerun-failed runs every failure again)")
+		}
+		if retry, err = runner.ParseRetry(*retryErrors); err != nil {
+			return usagef("run: --retry-errors: %w", err)
+		}
+	}
+	resumeFlag := "--resume"
+	switch {
+	case *rerun:
+		resumeFlag = "--rerun-failed"
+	case retry != nil:
+		resumeFlag = "--retry-errors"
+	}
 	if *concurrency == 0 {
 		*concurrency = cfg.Concurrency
 	}
@@ -100,7 +120,8 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	defer provs.Close()
 	// Resolve every session's provider now: a missing key is a usage error before
 	// anything runs.
-	if err := a.checkProviders(spec, provs); err != nil {
+	warnings, err := a.checkProviders(spec, provs)
+	if err != nil {
 		return err
 	}
 	if first(*logFormat, cfg.LogFormat) == "json" && disp.progress != io.Discard {
@@ -113,12 +134,14 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		defer reaping.close()
 	}
 	opts := runner.Options{
-		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Filter: *filter, Shard: sh,
+		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Retry: retry, Resolve: provs.Resolve,
+		Filter: *filter, Shard: sh,
 		Format: runner.Format(*format), Stdout: disp.stdout, Progress: disp.progress, Status: disp.status, Color: disp.color,
 		StdoutShared: disp.shared, StdoutColor: disp.stdoutColor,
 		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
+		Warnings: warnings,
 	}
 	if cfg.GitHubActions {
 		if opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout); opts.GitHub != nil {
@@ -128,7 +151,13 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	r := runner.New(opts)
 	if *dry {
 		plan, err := r.Plan(spec)
+		if errors.Is(err, runner.ErrResumeMismatch) {
+			return usagef("run: %s: %w", resumeFlag, err)
+		}
 		if err != nil {
+			return specError(err)
+		}
+		if err := runner.CheckWorkspaces(ctx, spec, plan.Run); err != nil {
 			return specError(err)
 		}
 		fmt.Fprint(a.Stdout, runner.DryRun(spec, plan))
@@ -146,7 +175,10 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		reportGoroutines(log)
 	}
 	if err != nil {
-		if errors.Is(err, runner.ErrLocked) || errors.Is(err, runner.ErrSandbox) {
+		switch {
+		case errors.Is(err, runner.ErrResumeMismatch):
+			return usagef("run: %s: %w", resumeFlag, err)
+		case errors.Is(err, runner.ErrLocked), errors.Is(err, runner.ErrSandbox), errors.Is(err, runner.ErrNoMatch):
 			return usageError{err}
 		}
 		return err
@@ -159,26 +191,41 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 }
 
 // checkProviders resolves the provider of every session once and loads the scripts of
-// the scripted ones.
-func (a *App) checkProviders(spec *jobs.Spec, p *providers) error {
+// the scripted ones. It returns the summaries' warnings: whether the scripted model
+// stands in for a real one.
+func (a *App) checkProviders(spec *jobs.Spec, p *providers) ([]string, error) {
 	sessions, err := spec.Sessions()
 	if err != nil {
-		return specError(err)
+		return nil, specError(err)
 	}
+	if err := p.checkMatrix(sessions); err != nil {
+		return nil, err
+	}
+	fallback := false
+	var models []string
 	for _, s := range sessions {
 		c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
 		if err != nil {
-			return fmt.Errorf("session %s: %w", s.Key, err)
+			return nil, fmt.Errorf("session %s: %w", s.Key, err)
 		}
 		// Load the scripts the scripted model will play, so a broken one stops the run
 		// before anything starts.
 		if c.name == "scripted" && c.script != "" {
 			if _, err := p.scripted(c.script); err != nil {
-				return fmt.Errorf("session %s: %w", s.Key, err)
+				return nil, fmt.Errorf("session %s: %w", s.Key, err)
+			}
+		}
+		if c.fallback {
+			fallback = true
+			if c.model != defaultModels["scripted"] && !slices.Contains(models, c.model) {
+				models = append(models, c.model)
 			}
 		}
 	}
-	return nil
+	if !fallback {
+		return nil, nil
+	}
+	return []string{fallbackWarning(models)}, nil
 }
 
 // specError marks errors of the spec as usage errors (exit 2).
