@@ -254,6 +254,9 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	if rerr != nil {
 		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, partial, false
 	}
+	if req.Parent != "" {
+		hreq.Header.Set(protocol.ParentHeader, req.Parent)
+	}
 	r := newRedactor(hreq)
 	// The idle timer runs from the start: a server that accepts the request and then
 	// sends nothing, not even headers, is as silent as a stalled body.

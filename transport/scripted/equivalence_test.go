@@ -208,3 +208,19 @@ func TestEquivalenceErrorEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestEquivalenceSubAgent checks that a sub-agent's request, which names its parent
+// Task call, gets the same answer and tool-call ids over HTTP (the transport sends the
+// parent in a header) as in process.
+func TestEquivalenceSubAgent(t *testing.T) {
+	m := scripted.New(scripted.Options{Default: mustParse(t, subAgentScript)})
+	cs := clients(t, m, transport.Options{MaxAttempts: 1})
+	for _, parent := range []string{"", "tc_0_0", "tc_0_0.0_1", "tc_0_0.1_0"} {
+		req := protocol.Request{Model: "scripted", Tools: tools, Messages: []protocol.Turn{user("go")}, Parent: parent}
+		want := collect(m.Stream(t.Context(), req))
+		require.Equal(t, protocol.KindStop, last(want).Kind)
+		for _, d := range dialects {
+			assert.Equal(t, comparable(d, want), collect(cs[d.name].Stream(t.Context(), req)), "%s, parent %q", d.name, parent)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // format is one wire format the handler serves.
@@ -89,6 +91,7 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, f, http.StatusBadRequest, `the scripted model only streams: set "stream": true`, "")
 		return
 	}
+	wr.req.Parent = r.Header.Get(protocol.ParentHeader)
 	session := r.Header.Get(SessionHeader)
 	if session == "" {
 		sum := sha256.Sum256(body)
@@ -99,7 +102,7 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if wait(ctx, m.opts.FirstByte) != nil {
 		return
 	}
-	rid := requestID(session, resp.step)
+	rid := requestID(session, wr.req.Parent, resp.step)
 	if resp.fault != nil {
 		switch resp.fault.Kind {
 		case FaultPanic:
@@ -216,9 +219,13 @@ func requestIDHeader(f format) string {
 	return "X-Request-Id"
 }
 
-// requestID is a deterministic id of one response.
-func requestID(session string, step int) string {
-	sum := sha256.Sum256([]byte(session + "\x00" + strconv.Itoa(step)))
+// requestID is a deterministic id of one response of the agent of parent.
+func requestID(session, parent string, step int) string {
+	key := session + "\x00" + strconv.Itoa(step)
+	if parent != "" {
+		key += "\x00" + parent
+	}
+	sum := sha256.Sum256([]byte(key))
 	return "scripted_" + hex.EncodeToString(sum[:8])
 }
 

@@ -57,10 +57,12 @@ type Model struct {
 	lengths  lengthCache
 }
 
-// attemptKey identifies the attempts of one step of one session.
+// attemptKey identifies the attempts of one step of one agent (the session or one of
+// its sub-agents, by parent) of one session.
 type attemptKey struct {
 	session string
 	model   string
+	parent  string
 	step    int
 }
 
@@ -137,19 +139,21 @@ func (m *Model) respond(req protocol.Request, session func() string) *response {
 	if isCompaction(req) {
 		return m.finish(req, -1, compactStep(req), nil)
 	}
-	step := stepOf(req.Messages)
+	step := stepOf(req.Messages, idPrefix(req.Parent))
 	s := m.script(req.Model)
-	switch {
-	case s == nil:
+	if s == nil {
 		return m.finish(req, step, demoStep(req, step), nil)
-	case step >= len(s.Steps):
+	}
+	steps := agentSteps(s.Steps, req.Parent)
+	if step >= len(steps) {
 		return m.finish(req, step, Step{Text: FinishedText}, nil)
 	}
-	st := s.Steps[step]
+	st := steps[step]
 	if st.Fault == nil {
 		return m.finish(req, step, st, nil)
 	}
-	return m.finish(req, step, st, m.attempt(attemptKey{session: session(), model: req.Model, step: step}, st.Fault))
+	k := attemptKey{session: session(), model: req.Model, parent: req.Parent, step: step}
+	return m.finish(req, step, st, m.attempt(k, st.Fault))
 }
 
 // attempt counts one attempt of a step and returns its fault, or nil when the step
@@ -177,6 +181,7 @@ func requestKey(req protocol.Request) string {
 		h.Write([]byte(s))
 	}
 	field(req.Model)
+	field(req.Parent)
 	field(req.System)
 	for _, t := range req.Messages {
 		writeLen(h, int(t.Role))
