@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
@@ -182,7 +183,16 @@ func (m *Model) writeStream(sw *sseWriter, rd renderer, resp *response) {
 
 // writeFault answers with the HTTP error status of a status fault.
 func writeFault(w http.ResponseWriter, f format, fault *Fault, rid string) {
-	h := w.Header()
+	h, body := faultResponse(f, fault, rid)
+	maps.Copy(w.Header(), h)
+	w.WriteHeader(fault.Status)
+	_, _ = w.Write(body)
+}
+
+// faultResponse is the headers and the body of the error response of a status fault in
+// format f, with request id rid ("" for none).
+func faultResponse(f format, fault *Fault, rid string) (http.Header, []byte) {
+	h := http.Header{}
 	if fault.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatFloat(fault.RetryAfter.Seconds(), 'f', -1, 64))
 	}
@@ -192,14 +202,14 @@ func writeFault(w http.ResponseWriter, f format, fault *Fault, rid string) {
 	for k, v := range fault.Header {
 		h.Set(k, v)
 	}
-	if fault.Body != "" {
-		h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", "application/json")
+	if rid != "" {
 		h.Set(requestIDHeader(f), rid)
-		w.WriteHeader(fault.Status)
-		_, _ = io.WriteString(w, fault.Body)
-		return
 	}
-	writeError(w, f, fault.Status, statusText(fault.Status), rid)
+	if fault.Body != "" {
+		return h, []byte(fault.Body)
+	}
+	return h, errorBody(f, fault.Status, statusText(fault.Status), rid)
 }
 
 // writeError answers with an error status and a body in format f's error shape.

@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
-	"iter"
 	"sync"
 	"time"
 
@@ -75,54 +74,6 @@ func New(opts Options) *Model {
 		opts.Now = time.Now
 	}
 	return &Model{opts: opts, attempts: map[attemptKey]int{}}
-}
-
-// Stream answers req in-process. The sequence holds what a correct decoder of the
-// HTTP form yields: text and thinking deltas, a KindThinking carrying only the
-// Signature at the end of the thinking block, one KindToolCall per call, one KindUsage
-// and one KindStop. A failing attempt (a scripted fault) yields the partial output, if
-// any, and then one KindError classified the way the HTTP transport classifies that
-// failure; a panic fault panics. Attempts are counted per session, identified by a
-// hash of req. FirstByte and ChunkDelay are honoured; cancelling ctx ends the
-// sequence with one KindError.
-func (m *Model) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
-	return func(yield func(protocol.Message) bool) {
-		r := m.respond(req, func() string { return requestKey(req) })
-		if r.fault != nil && r.fault.Kind == FaultPanic {
-			panic("scripted: " + r.fault.Message)
-		}
-		if err := wait(ctx, m.opts.FirstByte); err != nil {
-			yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
-			return
-		}
-		if r.fault != nil && r.fault.Kind == FaultStatus {
-			yield(protocol.Message{Kind: protocol.KindError, Err: statusFailure(r.fault)})
-			return
-		}
-		ticks := 0
-		for _, u := range r.sent(m.opts.ChunkRunes) {
-			for range u.ticks() {
-				if ticks > 0 {
-					if err := wait(ctx, m.opts.ChunkDelay); err != nil {
-						yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
-						return
-					}
-				}
-				ticks++
-			}
-			if !yield(r.message(u)) {
-				return
-			}
-		}
-		if r.fault != nil {
-			yield(protocol.Message{Kind: protocol.KindError, Err: midStreamFailure(r.fault)})
-			return
-		}
-		if !yield(protocol.Message{Kind: protocol.KindUsage, Usage: r.usage}) {
-			return
-		}
-		yield(protocol.Message{Kind: protocol.KindStop, Reason: r.stop})
-	}
 }
 
 // script returns the script for model, or nil for the demo policy.
