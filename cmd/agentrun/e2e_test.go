@@ -118,10 +118,18 @@ func runArgs(spec, out string, extra ...string) []string {
 // the test ends.
 func startFakeServer(t *testing.T, scripts []string) string {
 	t.Helper()
-	args := []string{"fake-server", "--addr", "127.0.0.1:0"}
+	var args []string
 	for _, s := range scripts {
 		args = append(args, "--script", s)
 	}
+	return startFakeServerArgs(t, args...)
+}
+
+// startFakeServerArgs starts `agentrun fake-server` on a free loopback port with more
+// arguments and returns its base URL, as startFakeServer does.
+func startFakeServerArgs(t *testing.T, extra ...string) string {
+	t.Helper()
+	args := append([]string{"fake-server", "--addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(agentrunBin, args...)
 	cmd.Env = baseEnv(t)
 	stdout, err := cmd.StdoutPipe()

@@ -306,3 +306,35 @@ func TestEquivalenceRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionScripts checks that over HTTP the session a request names picks its
+// script (Options.Sessions) before the model's name does, and that a session without
+// one of its own gets the model's script, then the default.
+func TestSessionScripts(t *testing.T) {
+	m := scripted.New(scripted.Options{
+		Sessions: map[string]*scripted.Script{
+			"job-a+model=m1":    mustParse(t, "steps:\n  - text: script a\n"),
+			"job-b+model=m1.r2": mustParse(t, "steps:\n  - text: script b\n"),
+		},
+		Scripts: map[string]*scripted.Script{"m1": mustParse(t, "steps:\n  - text: script m1\n")},
+		Default: mustParse(t, "steps:\n  - text: the default\n"),
+	})
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	tests := []struct{ session, model, want string }{
+		{session: "job-a+model=m1", model: "m1", want: "script a"},
+		{session: "job-b+model=m1.r2", model: "m1", want: "script b"},
+		{session: "job-c", model: "m1", want: "script m1"},
+		{session: "job-c", model: "m2", want: "the default"},
+		{model: "m1", want: "script m1"},
+	}
+	for _, tt := range tests {
+		c := transport.NewClient(anthropic.New(anthropic.Config{BaseURL: srv.URL + "/v1",
+			Headers: map[string]string{scripted.SessionHeader: tt.session}}), transport.Options{MaxAttempts: 1})
+		got := collect(c.Stream(t.Context(), protocol.Request{Model: tt.model, Messages: []protocol.Turn{user("go")}}))
+		c.CloseIdleConnections()
+		assert.Equal(t, tt.want, textOf(got), "session %q, model %q", tt.session, tt.model)
+	}
+	got := collect(m.Stream(t.Context(), protocol.Request{Model: "m1", Messages: []protocol.Turn{user("go")}}))
+	assert.Equal(t, "script m1", textOf(got), "in process a request names no session")
+}

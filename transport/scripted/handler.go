@@ -37,9 +37,11 @@ const maxBody = 64 << 20
 // Messages), POST /v1/chat/completions (OpenAI Chat Completions) and POST
 // /v1/responses (OpenAI Responses), each also without the /v1 prefix, as streams only
 // ("stream": true), and GET /healthz. Every format carries the same responses as
-// Stream, with the same delta boundaries. Fault attempts are counted per session: the
-// X-Agentrun-Session header when present, else a hash of the request body. Handlers
-// return as soon as the client goes away.
+// Stream, with the same delta boundaries. The script is the one of the session the
+// X-Agentrun-Session header names (Options.Sessions), else the one of the model.
+// Fault attempts are counted per session: the X-Agentrun-Session header when present,
+// else a hash of the request body. A sub-agent's requests name their parent Task call
+// in the protocol.ParentHeader. Handlers return as soon as the client goes away.
 func (m *Model) Handler() http.Handler { return http.HandlerFunc(m.serveHTTP) }
 
 func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -93,12 +95,13 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wr.req.Parent = r.Header.Get(protocol.ParentHeader)
-	session := r.Header.Get(SessionHeader)
+	named := r.Header.Get(SessionHeader)
+	session := named
 	if session == "" {
 		sum := sha256.Sum256(body)
 		session = string(sum[:])
 	}
-	resp := m.respond(wr.req, func() string { return session })
+	resp := m.respond(wr.req, named, func() string { return session })
 	ctx := r.Context()
 	if wait(ctx, m.opts.FirstByte) != nil {
 		return

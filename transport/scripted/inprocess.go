@@ -55,7 +55,7 @@ func (m *Model) ErrorMessage(body []byte) (msg, typ string) { return bodyMessage
 // ChunkDelay are honoured; cancelling ctx ends the attempt with an *AttemptError of
 // protocol.CancelError.
 func (m *Model) Attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) error {
-	r := m.respond(req, func() string { return requestKey(req) })
+	r := m.respond(req, "", func() string { return requestKey(req) })
 	if r.fault != nil && r.fault.Kind == FaultPanic {
 		panic("scripted: " + r.fault.Message)
 	}

@@ -33,6 +33,12 @@ const DefaultChunkRunes = 16
 
 // Options configure a Model. Zero values take the defaults in brackets.
 type Options struct {
+	// Sessions are selected by the session an HTTP request names in its SessionHeader
+	// (agentrun sends the session key, such as "add-shout+model=gpt-5.4.r2"), before
+	// Scripts: so a server can play every session of a job spec its own script, also
+	// when the sessions share a model name. The map and the scripts must not change
+	// after New.
+	Sessions map[string]*Script
 	// Scripts are selected by the request's model name. The map and the scripts must
 	// not change after New.
 	Scripts map[string]*Script
@@ -76,22 +82,27 @@ func New(opts Options) *Model {
 	return &Model{opts: opts, attempts: map[attemptKey]int{}}
 }
 
-// script returns the script for model, or nil for the demo policy.
-func (m *Model) script(model string) *Script {
+// script returns the script for a request of the named session ("" when the request
+// names none) to model, or nil for the demo policy.
+func (m *Model) script(named, model string) *Script {
+	if s, ok := m.opts.Sessions[named]; ok && s != nil && named != "" {
+		return s
+	}
 	if s, ok := m.opts.Scripts[model]; ok && s != nil {
 		return s
 	}
 	return m.opts.Default
 }
 
-// respond decides the answer to req for the session that session identifies (computed
-// only when needed), counting the attempt when the step has a fault.
-func (m *Model) respond(req protocol.Request, session func() string) *response {
+// respond decides the answer to req of the named session ("" when the request names
+// none), counting the attempt when the step has a fault under the key that session
+// returns (computed only when needed).
+func (m *Model) respond(req protocol.Request, named string, session func() string) *response {
 	if isCompaction(req) {
 		return m.finish(req, -1, compactStep(req), nil)
 	}
 	step := stepOf(req.Messages, idPrefix(req.Parent))
-	s := m.script(req.Model)
+	s := m.script(named, req.Model)
 	if s == nil {
 		return m.finish(req, step, demoStep(req, step), nil)
 	}
