@@ -114,7 +114,7 @@ func runArgs(spec, out string, extra ...string) []string {
 }
 
 // startFakeServer starts `agentrun fake-server` on a free loopback port with the given
-// NAME=FILE scripts and returns its base URL; the server is stopped with SIGTERM when
+// MODEL=FILE scripts and returns its base URL; the server is stopped with SIGTERM when
 // the test ends.
 func startFakeServer(t *testing.T, scripts []string) string {
 	t.Helper()

@@ -31,7 +31,7 @@ func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 	var specs, scripts stringList
 	fs.Var(&specs, "spec", "JOBS.yaml: play every session of the spec the script its job names (script:), whatever its model; repeatable")
 	fs.Var(&scripts, "script", "MODEL=FILE: play FILE for requests whose model is MODEL (and whose session has no script from --spec); repeatable")
-	def := fs.String("default-script", "", "script for requests whose model names no script (default: the demo policy)")
+	def := fs.String("default-script", "", "script for requests that neither --spec nor --script gives one (default: the demo policy)")
 	firstByte := fs.Duration("first-byte", 0, "delay before the first byte of each response")
 	chunkDelay := fs.Duration("chunk-delay", 0, "delay between streamed chunks")
 	pos, err := a.parse(fs, fakeSynopsis, fakeExamples, args)
