@@ -263,7 +263,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	if rerr != nil {
 		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, partial, false
 	}
-	if req.Parent != "" {
+	if req.Parent != "" && validHeaderValue(req.Parent) {
 		hreq.Header.Set(protocol.ParentHeader, req.Parent)
 	}
 	r := newRedactor(hreq)
@@ -313,6 +313,17 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		return r.redact(e), c.partial(dec), false
 	}
 	return nil, partial, false
+}
+
+// validHeaderValue reports whether net/http sends v as a header value: a tool-call id
+// of another server may hold anything, and a request must not fail for the header.
+func validHeaderValue(v string) bool {
+	for _, b := range []byte(v) {
+		if b < ' ' && b != '\t' || b == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // responseError classifies a non-2xx response: its status, its retry headers, and the

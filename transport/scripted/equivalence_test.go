@@ -338,3 +338,17 @@ func TestSessionScripts(t *testing.T) {
 	got := collect(m.Stream(t.Context(), protocol.Request{Model: "m1", Messages: []protocol.Turn{user("go")}}))
 	assert.Equal(t, "script m1", textOf(got), "in process a request names no session")
 }
+
+// TestEquivalenceParentNotAHeader checks that a parent id that cannot be a header
+// value (another server's tool-call id may hold anything) is left out of the request
+// rather than failing it.
+func TestEquivalenceParentNotAHeader(t *testing.T) {
+	m := scripted.New(scripted.Options{Default: mustParse(t, subAgentScript)})
+	cs := clients(t, m, transport.Options{MaxAttempts: 1})
+	req := protocol.Request{Model: "scripted", Messages: []protocol.Turn{user("go")}, Parent: "call\n1"}
+	for _, d := range dialects {
+		got := collect(cs[d.name].Stream(t.Context(), req))
+		assert.Equal(t, "top 0", textOf(got), d.name)
+		assert.Equal(t, protocol.KindStop, last(got).Kind, "%s: %v", d.name, last(got))
+	}
+}
