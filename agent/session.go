@@ -83,6 +83,8 @@ type Session struct {
 	cfg   Config
 	deps  Deps
 	depth int
+	// parent is the id of the Task call that started this sub-agent, "" at the top.
+	parent string
 
 	tools   map[string]tools.Tool
 	specs   []protocol.ToolSpec

@@ -99,6 +99,7 @@ func (t *taskTool) runTask(ctx context.Context, callID string, raw json.RawMessa
 	if err != nil {
 		return tools.Result{Content: "sub-agent not started: " + err.Error(), IsError: true}
 	}
+	child.parent = callID
 	now := func() string { return p.deps.Now().UTC().Format(protocol.TimeFormat) }
 	sub := protocol.SubAgent{SessionID: cfg.SessionID, Description: in.Description, Prompt: in.Prompt, Timestamp: now()}
 	p.emit(protocol.Message{Kind: protocol.KindSubAgentStart, Parent: callID, Sub: &sub})

@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport/scripted"
 )
 
 func toolNames(req protocol.Request) []string {
@@ -42,6 +45,9 @@ func TestTaskRunsSubAgent(t *testing.T) {
 	assert.Contains(t, toolNames(p.requests[0]), "Task")
 	assert.NotContains(t, toolNames(p.requests[1]), "Task", "at the depth limit Task is not offered")
 	assert.Equal(t, "Count the files.", p.requests[1].Messages[0].Blocks[0].Text, "the sub-agent sees only its own prompt")
+	assert.Empty(t, p.requests[0].Parent, "the session's own requests have no parent")
+	assert.Equal(t, "task1", p.requests[1].Parent, "the sub-agent's requests name the Task call that started it")
+	assert.Empty(t, p.requests[2].Parent)
 
 	var kinds []protocol.Kind
 	var childText, result protocol.Message
@@ -108,4 +114,101 @@ func TestTaskGetsShareOfTime(t *testing.T) {
 	out := s.Run(ctx, "go")
 	require.Equal(t, agent.EndCompleted, out.End)
 	assert.InDelta(t, 30*time.Minute, childDeadline, float64(time.Minute), "the sub-agent gets half the remaining time")
+}
+
+// TestTaskScriptedSubAgents runs nested Task calls on the scripted model, with the
+// sub-agents' own steps and with a script that sub-agents replay, and checks that every
+// tool call of the session and its sub-agents has an id of its own, so that each
+// sub-agent's messages name its own Task call.
+func TestTaskScriptedSubAgents(t *testing.T) {
+	tests := []struct {
+		name   string
+		script string
+		// wantTexts maps the text of a message to the Parent it must carry.
+		wantTexts map[string]string
+		wantFinal string
+		wantTasks int // Task calls, one per sub-agent started
+	}{
+		{
+			name: "own steps",
+			script: `steps:
+  - text: Delegating.
+    tool_calls:
+      - name: Task
+        input: {description: outer, prompt: Do the outer part.}
+        steps:
+          - text: Passing the inner part on.
+            tool_calls:
+              - name: Task
+                input: {description: inner, prompt: Do the inner part.}
+                steps:
+                  - tool_calls: [{name: Read, input: {path: README.md}}]
+                  - text: Inner done.
+          - text: Outer done.
+  - text: All done.
+`,
+			wantTexts: map[string]string{"Delegating.": "", "Passing the inner part on.": "tc_0_0", "Inner done.": "tc_0_0.0_0",
+				"Outer done.": "tc_0_0", "All done.": ""},
+			wantFinal: "All done.", wantTasks: 2,
+		},
+		{
+			name: "replayed steps",
+			script: `steps:
+  - tool_calls:
+      - name: Task
+        input: {description: again, prompt: Do it again.}
+  - text: Finished.
+`,
+			// Depth 2 is the limit, where Task is not offered: the third call fails.
+			wantTexts: map[string]string{"Finished.": ""},
+			wantFinal: "Finished.", wantTasks: 3,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(ws, "README.md"), []byte("# hi\n"), 0o644))
+			rec := &recorder{}
+			s, err := agent.New(agent.Config{Workspace: ws, Tools: []string{"Read", "Task"}},
+				agent.Deps{Provider: scripted.New(scripted.Options{Default: script(t, tt.script)}), Sink: rec})
+			require.NoError(t, err)
+			out := s.Run(t.Context(), "Start.")
+			require.Equal(t, agent.EndCompleted, out.End, "%+v", out.Err)
+			assert.Equal(t, tt.wantFinal, out.FinalText)
+
+			ids := map[string]bool{}
+			tasks := map[string]bool{}
+			starts := map[string]bool{}
+			texts := map[string]string{}
+			text := map[string]string{} // the text so far of the answer under way, by parent
+			for _, m := range rec.msgs {
+				switch m.Kind {
+				case protocol.KindToolCall:
+					assert.False(t, ids[m.Call.ID], "tool call id %s is used twice", m.Call.ID)
+					ids[m.Call.ID] = true
+					if m.Call.Name == "Task" {
+						tasks[m.Call.ID] = true
+					}
+				case protocol.KindSubAgentStart:
+					assert.True(t, tasks[m.Parent], "sub_agent_start names Task call %q", m.Parent)
+					assert.False(t, starts[m.Parent], "two sub-agents name Task call %q", m.Parent)
+					starts[m.Parent] = true
+				case protocol.KindText:
+					text[m.Parent] += m.Text
+				case protocol.KindStop:
+					if text[m.Parent] != "" {
+						texts[text[m.Parent]] = m.Parent
+					}
+					delete(text, m.Parent)
+				}
+			}
+			assert.Len(t, tasks, tt.wantTasks)
+			for want, parent := range tt.wantTexts {
+				got, ok := texts[want]
+				if assert.True(t, ok, "no answer %q in %v", want, texts) {
+					assert.Equal(t, parent, got, "the parent of %q", want)
+				}
+			}
+		})
+	}
 }

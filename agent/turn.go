@@ -43,6 +43,7 @@ func (s *Session) request() protocol.Request {
 		MaxTokens: s.cfg.MaxTokens,
 		Thinking:  s.cfg.Thinking,
 		Limits:    s.cfg.Limits,
+		Parent:    s.parent,
 	}
 }
 

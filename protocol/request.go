@@ -22,7 +22,15 @@ type Request struct {
 	ToolChoice string
 	// Limits bound what one response may hold; zero fields take the defaults.
 	Limits Limits
+	// Parent is the id of the Task call whose sub-agent makes this request, empty for
+	// a top-level session (the parent_tool_use_id of the sub-agent's messages). The
+	// HTTP transport sends it in the ParentHeader, so that a test double (the scripted
+	// model) can tell a sub-agent's requests from its parent's.
+	Parent string
 }
+
+// ParentHeader names the HTTP request header that carries Request.Parent.
+const ParentHeader = "X-Agentrun-Parent"
 
 // Limits bound one response in bytes, so that a runaway or hostile endpoint cannot
 // make the process hold more than that. Zero fields take the defaults.

@@ -129,10 +129,12 @@ func (o *Options) defaults() {
 	}
 }
 
-// Client streams responses of one provider endpoint. It is safe for concurrent use.
+// Client streams responses of one provider endpoint, or of an in-process model
+// (NewLocal). It is safe for concurrent use.
 type Client struct {
 	dialect Dialect
 	http    *http.Client
+	local   Local // set instead of dialect and http by NewLocal
 	opts    Options
 }
 
@@ -159,7 +161,11 @@ func NewHTTPClient(opts Options) *http.Client {
 }
 
 // CloseIdleConnections closes kept-alive connections (tests call it before leak checks).
-func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	if c.http != nil {
+		c.http.CloseIdleConnections()
+	}
+}
 
 // errIdle is the cancel cause of an attempt whose body went silent.
 var errIdle = errors.New("no bytes received within the idle timeout")
@@ -248,11 +254,17 @@ func (c *Client) retryDelay(te *Error, attempt int, waited time.Duration) (time.
 // redacted from its message; partial is the usage a failed stream reported before it
 // failed (see PartialUsager).
 func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err *Error, partial protocol.Usage, stopped bool) {
+	if c.local != nil {
+		return c.localAttempt(ctx, req, yield)
+	}
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	hreq, rerr := c.dialect.NewRequest(actx, req)
 	if rerr != nil {
 		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, partial, false
+	}
+	if req.Parent != "" && validHeaderValue(req.Parent) {
+		hreq.Header.Set(protocol.ParentHeader, req.Parent)
 	}
 	r := newRedactor(hreq)
 	// The idle timer runs from the start: a server that accepts the request and then
@@ -267,14 +279,9 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	defer resp.Body.Close()
 	c.opts.Activity()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // best effort: the status is the error
-		msg, typ := c.dialect.ErrorMessage(body)
-		e := statusError(resp, body, msg, c.opts.Now())
+		e := c.responseError(resp, c.dialect.ErrorMessage)
 		if resp.StatusCode == http.StatusNotFound {
 			e.Message += " (no such endpoint: " + hreq.Method + " " + requestURL(hreq.URL) + "; check the base URL)"
-		}
-		if k := protocol.KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
-			e.Kind = k
 		}
 		return r.redact(e), partial, false
 	}
@@ -291,11 +298,8 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	for dec.Next() {
 		yielded = true
 		m := dec.Message()
-		if m.Kind == protocol.KindText || m.Kind == protocol.KindThinking {
-			size += int64(len(m.Text) + len(m.Redacted))
-			if size > lim.MaxResponseBytes {
-				return TooLarge("text and thinking", lim.MaxResponseBytes, "max_response_bytes"), c.partial(dec), false
-			}
+		if e := countResponse(&size, m, lim); e != nil {
+			return e, c.partial(dec), false
 		}
 		if !yield(m) {
 			return nil, partial, true
@@ -309,6 +313,42 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		return r.redact(e), c.partial(dec), false
 	}
 	return nil, partial, false
+}
+
+// validHeaderValue reports whether net/http sends v as a header value: a tool-call id
+// of another server may hold anything, and a request must not fail for the header.
+func validHeaderValue(v string) bool {
+	for _, b := range []byte(v) {
+		if b < ' ' && b != '\t' || b == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// responseError classifies a non-2xx response: its status, its retry headers, and the
+// message and error type that errorMessage reads from its body.
+func (c *Client) responseError(resp *http.Response, errorMessage func(body []byte) (msg, typ string)) *Error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // best effort: the status is the error
+	msg, typ := errorMessage(body)
+	e := statusError(resp, body, msg, c.opts.Now())
+	if k := protocol.KindForType(typ); k == protocol.ErrOverloaded && e.Kind == protocol.ErrServer {
+		e.Kind = k
+	}
+	return e
+}
+
+// countResponse adds the text and thinking of m to size and returns the error of a
+// response that passed its limit, nil while it has not.
+func countResponse(size *int64, m protocol.Message, lim protocol.Limits) *Error {
+	if m.Kind != protocol.KindText && m.Kind != protocol.KindThinking {
+		return nil
+	}
+	*size += int64(len(m.Text) + len(m.Redacted))
+	if *size > lim.MaxResponseBytes {
+		return TooLarge("text and thinking", lim.MaxResponseBytes, "max_response_bytes")
+	}
+	return nil
 }
 
 // partial returns the usage dec reported before it failed, if it can tell.

@@ -28,8 +28,8 @@ var claudeSDKPackages = []string{
 	"@types/node@20",
 }
 
-// TestClaudeSDKTypes runs sessions that end in success, max turns, a cut answer, a
-// model API error, with a sub-agent and with structured output, prints them in the
+// TestClaudeSDKTypes runs sessions that end in success, max turns, a cut answer, retries
+// and a model API error, with a sub-agent and with structured output, prints them in the
 // claude format, and type-checks every line, and every line of the claude sink's
 // golden files, against the Claude Agent SDK's published SDKMessage type with
 // TypeScript. Lines may carry members the SDK does not declare (agentrun's status,
@@ -73,7 +73,7 @@ func TestClaudeSDKTypes(t *testing.T) {
 	}
 	require.Len(t, bySession, 6, "one session id per session")
 	for _, want := range []string{"result/success", "result/error_max_turns", "result/error_during_execution",
-		"system/init", "system/task_started", "system/task_notification"} {
+		"system/init", "system/task_started", "system/task_notification", "system/api_retry"} {
 		assert.True(t, subtypes[want], "a line %s", want)
 	}
 	assert.Contains(t, o.stdout, `"structured_output":{"answer":42}`)

@@ -114,14 +114,22 @@ func runArgs(spec, out string, extra ...string) []string {
 }
 
 // startFakeServer starts `agentrun fake-server` on a free loopback port with the given
-// NAME=FILE scripts and returns its base URL; the server is stopped with SIGTERM when
+// MODEL=FILE scripts and returns its base URL; the server is stopped with SIGTERM when
 // the test ends.
 func startFakeServer(t *testing.T, scripts []string) string {
 	t.Helper()
-	args := []string{"fake-server", "--addr", "127.0.0.1:0"}
+	var args []string
 	for _, s := range scripts {
 		args = append(args, "--script", s)
 	}
+	return startFakeServerArgs(t, args...)
+}
+
+// startFakeServerArgs starts `agentrun fake-server` on a free loopback port with more
+// arguments and returns its base URL, as startFakeServer does.
+func startFakeServerArgs(t *testing.T, extra ...string) string {
+	t.Helper()
+	args := append([]string{"fake-server", "--addr", "127.0.0.1:0"}, extra...)
 	cmd := exec.Command(agentrunBin, args...)
 	cmd.Env = baseEnv(t)
 	stdout, err := cmd.StdoutPipe()

@@ -12,23 +12,26 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
-const fakeSynopsis = `agentrun fake-server [--addr 127.0.0.1:8089] [--script NAME=FILE]... [--default-script FILE]
-                       [--first-byte DURATION] [--chunk-delay DURATION]`
+const fakeSynopsis = `agentrun fake-server [--addr 127.0.0.1:8089] [--spec JOBS.yaml]... [--script MODEL=FILE]...
+                       [--default-script FILE] [--first-byte DURATION] [--chunk-delay DURATION]`
 
 const fakeExamples = `  agentrun fake-server --addr 127.0.0.1:8089 &
   ANTHROPIC_BASE_URL=http://127.0.0.1:8089/v1 ANTHROPIC_API_KEY=test agentrun run my-jobs.yaml
   OPENAI_BASE_URL=http://127.0.0.1:8089/v1 agentrun run my-jobs.yaml --provider openai
-  agentrun fake-server --script flaky=flaky.yaml   # requests with model "flaky" play flaky.yaml`
+  agentrun fake-server --spec my-jobs.yaml        # every session plays the script its job names
+  agentrun fake-server --script flaky=flaky.yaml  # requests with model "flaky" play flaky.yaml`
 
 func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 	fs := newFlags("fake-server")
 	addr := fs.String("addr", "127.0.0.1:8089", "address to listen on (port 0 picks a free one)")
-	var scripts stringList
-	fs.Var(&scripts, "script", "NAME=FILE: play FILE for requests whose model is NAME; repeatable")
-	def := fs.String("default-script", "", "script for requests whose model names no script (default: the demo policy)")
+	var specs, scripts stringList
+	fs.Var(&specs, "spec", "JOBS.yaml: play every session of the spec the script its job names (script:), whatever its model; repeatable")
+	fs.Var(&scripts, "script", "MODEL=FILE: play FILE for requests whose model is MODEL (and whose session has no script from --spec); repeatable")
+	def := fs.String("default-script", "", "script for requests that neither --spec nor --script gives one (default: the demo policy)")
 	firstByte := fs.Duration("first-byte", 0, "delay before the first byte of each response")
 	chunkDelay := fs.Duration("chunk-delay", 0, "delay between streamed chunks")
 	pos, err := a.parse(fs, fakeSynopsis, fakeExamples, args)
@@ -39,10 +42,13 @@ func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 		return usagef("fake-server: unexpected argument %q", pos[0])
 	}
 	opts := scripted.Options{Scripts: map[string]*scripted.Script{}, FirstByte: *firstByte, ChunkDelay: *chunkDelay}
+	if opts.Sessions, err = a.sessionScripts(specs); err != nil {
+		return err
+	}
 	for _, s := range scripts {
 		name, file, ok := strings.Cut(s, "=")
 		if !ok || name == "" || file == "" {
-			return usagef("fake-server: --script %q: want NAME=FILE", s)
+			return usagef("fake-server: --script %q: want MODEL=FILE", s)
 		}
 		sc, err := scripted.LoadScript(file)
 		if err != nil {
@@ -82,4 +88,35 @@ func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 		err = serr
 	}
 	return err
+}
+
+// sessionScripts loads the job specs at paths and returns the script of each of their
+// sessions by session key, the value agentrun sends in the X-Agentrun-Session header.
+func (a *App) sessionScripts(paths []string) (map[string]*scripted.Script, error) {
+	out := map[string]*scripted.Script{}
+	from := map[string][2]string{} // the spec and the script file of each key
+	for _, path := range paths {
+		spec, err := jobs.Load(path, a.lookupEnv)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("fake-server: %w", err)}
+		}
+		sessions, err := spec.Sessions()
+		if err != nil {
+			return nil, usageError{fmt.Errorf("fake-server: %w", err)}
+		}
+		scripts, err := loadScripts(sessions)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("fake-server: %w", err)}
+		}
+		for _, s := range sessions {
+			if s.Settings.Script == "" {
+				continue
+			}
+			if prev, ok := from[s.Key]; ok && prev[1] != s.Settings.Script {
+				return nil, usagef("fake-server: session %s is in both %s and %s with different scripts", s.Key, prev[0], path)
+			}
+			out[s.Key], from[s.Key] = scripts[s.Settings.Script], [2]string{path, s.Settings.Script}
+		}
+	}
+	return out, nil
 }

@@ -86,7 +86,7 @@ func (a *App) cmdValidate(ctx context.Context, args []string) error {
 			var sessions []jobs.Session
 			sessions, err = spec.Sessions()
 			if err == nil {
-				err = loadScripts(sessions)
+				_, err = loadScripts(sessions)
 			}
 			if err == nil {
 				err = runner.CheckWorkspaces(ctx, spec, sessions)
@@ -106,20 +106,23 @@ func (a *App) cmdValidate(ctx context.Context, args []string) error {
 	return failed
 }
 
-// loadScripts parses every scripted-model script the sessions name, once each.
-func loadScripts(sessions []jobs.Session) error {
-	seen := map[string]bool{}
+// loadScripts parses every scripted-model script the sessions name, once each, and
+// returns them by path.
+func loadScripts(sessions []jobs.Session) (map[string]*scripted.Script, error) {
+	scripts := map[string]*scripted.Script{}
 	var errs []error
 	for _, s := range sessions {
-		if s.Settings.Script == "" || seen[s.Settings.Script] {
+		path := s.Settings.Script
+		if _, seen := scripts[path]; path == "" || seen {
 			continue
 		}
-		seen[s.Settings.Script] = true
-		if _, err := scripted.LoadScript(s.Settings.Script); err != nil {
+		sc, err := scripted.LoadScript(path)
+		if err != nil {
 			errs = append(errs, err)
 		}
+		scripts[path] = sc
 	}
-	return errors.Join(errs...)
+	return scripts, errors.Join(errs...)
 }
 
 func (a *App) cmdSchema(_ context.Context, args []string) error {

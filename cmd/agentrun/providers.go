@@ -260,7 +260,14 @@ func (p *providers) Provider(s jobs.Session, activity func()) (agent.Provider, r
 // when set, hears of every byte.
 func (p *providers) build(c providerChoice, sessionKey string, idle time.Duration, activity func()) (agent.Provider, error) {
 	if c.name == "scripted" {
-		return p.scripted(c.script)
+		m, err := p.scripted(c.script)
+		if err != nil {
+			return nil, err
+		}
+		// The transport's retry loop, backoff and limiter, as for an HTTP provider: a
+		// fault behaves the same in process as over fake-server.
+		ep := p.endpoint("scripted " + c.script)
+		return transport.NewLocal(m, transport.Options{Limiter: ep.limiter, Activity: activity}), nil
 	}
 	headers := map[string]string{"X-Agentrun-Session": sessionKey}
 	var d transport.Dialect
@@ -287,7 +294,7 @@ func attemptIdle(session time.Duration) time.Duration {
 }
 
 // scripted returns the in-process scripted model of a script ("" is the demo policy).
-func (p *providers) scripted(script string) (agent.Provider, error) {
+func (p *providers) scripted(script string) (*scripted.Model, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if m, ok := p.models[script]; ok {

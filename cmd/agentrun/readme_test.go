@@ -5,16 +5,20 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/transport/scripted"
 )
 
 // readmeTestEnv marks the test command that TestReadme runs, so that the nested run
@@ -198,4 +202,89 @@ func shell(t *testing.T, dir, line string, env []string, timeout time.Duration) 
 		o.code = ee.ExitCode()
 	}
 	return o
+}
+
+// readmeSection returns the README's section under the heading "## title", up to the
+// next section.
+func readmeSection(t *testing.T, title string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(b), "\n## "+title+"\n")
+	require.True(t, ok, "README.md has no section %q", title)
+	section, _, _ := strings.Cut(rest, "\n## ")
+	return section
+}
+
+// codeBlocks returns the fenced code blocks of md whose info string is lang, each
+// without its fences.
+func codeBlocks(md, lang string) []string {
+	var out []string
+	for _, m := range regexp.MustCompile("(?s)```"+lang+"\n(.*?)```").FindAllStringSubmatch(md, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// TestReadmeScripts writes the files of the README's section on the scripted model
+// (the YAML blocks whose first line is "# PATH"), checks the error message it quotes,
+// and runs its spec as its commands do: in process and against fake-server --spec,
+// where every session passes with the same answers, retries and tool-call ids.
+func TestReadmeScripts(t *testing.T) {
+	section := readmeSection(t, "The scripted model")
+	dir := t.TempDir()
+	files := map[string]string{}
+	for _, block := range codeBlocks(section, "yaml") {
+		first, _, _ := strings.Cut(block, "\n")
+		path, ok := strings.CutPrefix(first, "# ")
+		require.True(t, ok, "a YAML block without its file name on the first line:\n%s", block)
+		files[path] = block
+		writeFile(t, dir, path, block)
+	}
+	require.ElementsMatch(t, []string{"jobs.yaml", "scripts/explore.yaml", "scripts/delegate.yaml"}, slices.Collect(maps.Keys(files)))
+
+	// The error the section quotes is the one a misspelt key gets.
+	m := regexp.MustCompile("`(scripts/explore\\.yaml:[^`]+)`").FindStringSubmatch(section)
+	require.NotNil(t, m, "the section quotes an error of scripts/explore.yaml")
+	_, err := scripted.ParseScript("scripts/explore.yaml", []byte(strings.Replace(files["scripts/explore.yaml"], "name: Glob", "nmae: Glob", 1)))
+	require.Error(t, err)
+	assert.Equal(t, strings.Join(strings.Fields(m[1]), " "), err.Error())
+
+	sh := codeBlocks(section, "sh")
+	require.Len(t, sh, 1)
+	assert.Contains(t, sh[0], "agentrun run jobs.yaml ")
+	assert.Contains(t, sh[0], "agentrun fake-server --spec jobs.yaml &")
+	assert.Contains(t, sh[0], "ANTHROPIC_BASE_URL=http://127.0.0.1:8089/v1 agentrun run jobs.yaml --out out-http")
+
+	spec := filepath.Join(dir, "jobs.yaml")
+	url := startFakeServerArgs(t, "--spec", spec)
+	answers := map[string]map[string]string{}
+	for _, run := range []struct{ name, out, url string }{{"in-process", "out", ""}, {"fake-server", "out-http", url}} {
+		env := baseEnv(t)
+		if run.url != "" {
+			env = baseEnv(t, "ANTHROPIC_BASE_URL="+run.url)
+		}
+		o := agentrun(t, invocation{args: []string{"run", "jobs.yaml", "--out", run.out, "--progress", "off"}, env: env, dir: dir})
+		require.Equal(t, 0, o.code, "%s: %s", run.name, o.stderr)
+		out := filepath.Join(dir, run.out)
+		assert.Equal(t, map[string]string{"explore+model=claude-sonnet-4-6": "success", "explore+model=gpt-5.4": "success",
+			"delegate": "success"}, sessionStatuses(t, out), run.name)
+		answers[run.name] = finalTexts(t, out)
+		for _, key := range []string{"explore+model=claude-sonnet-4-6", "explore+model=gpt-5.4"} {
+			assert.Equal(t, []retrySeen{{1, "http_429", 100}}, retries(t, streamEvents(t, out, key), true), "%s %s", run.name, key)
+		}
+		ids := map[string]string{}
+		for _, ev := range streamEvents(t, out, "delegate") {
+			if ev["type"] == "tool_call" {
+				parent, _ := ev["parent_tool_use_id"].(string)
+				ids[ev["id"].(string)] = ev["name"].(string) + " in " + parent
+			}
+		}
+		assert.Equal(t, map[string]string{"tc_0_0": "Task in ", "tc_0_0.0_0": "Task in tc_0_0", "tc_0_0.0_0.0_0": "Glob in tc_0_0.0_0"},
+			ids, run.name)
+	}
+	assert.Equal(t, map[string]string{"explore+model=claude-sonnet-4-6": "The spec runs two jobs, one of them on two models.",
+		"explore+model=gpt-5.4": "The spec runs two jobs, one of them on two models.", "delegate": "The sub-agent counted two scripts."},
+		answers["in-process"])
+	assert.Equal(t, answers["in-process"], answers["fake-server"])
 }

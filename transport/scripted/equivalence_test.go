@@ -208,3 +208,147 @@ func TestEquivalenceErrorEvent(t *testing.T) {
 		}
 	}
 }
+
+// TestEquivalenceSubAgent checks that a sub-agent's request, which names its parent
+// Task call, gets the same answer and tool-call ids over HTTP (the transport sends the
+// parent in a header) as in process.
+func TestEquivalenceSubAgent(t *testing.T) {
+	m := scripted.New(scripted.Options{Default: mustParse(t, subAgentScript)})
+	cs := clients(t, m, transport.Options{MaxAttempts: 1})
+	for _, parent := range []string{"", "tc_0_0", "tc_0_0.0_1", "tc_0_0.1_0"} {
+		req := protocol.Request{Model: "scripted", Tools: tools, Messages: []protocol.Turn{user("go")}, Parent: parent}
+		want := collect(m.Stream(t.Context(), req))
+		require.Equal(t, protocol.KindStop, last(want).Kind)
+		for _, d := range dialects {
+			assert.Equal(t, comparable(d, want), collect(cs[d.name].Stream(t.Context(), req)), "%s, parent %q", d.name, parent)
+		}
+	}
+}
+
+// attempts reduces a retried stream to what every transport of the same fault must
+// agree on: the messages, with each retry's and error's message cut to its kind. The
+// usage that an Anthropic stream reported before its final failure is left out: the
+// other formats, and the in-process model, report none.
+func attempts(msgs []protocol.Message) []protocol.Message {
+	out := make([]protocol.Message, 0, len(msgs))
+	for i, m := range msgs {
+		switch m.Kind {
+		case protocol.KindRetry:
+			m.Reason, _, _ = strings.Cut(m.Reason, ":")
+		case protocol.KindError:
+			m.Err.Message = ""
+		case protocol.KindUsage:
+			if i+2 == len(msgs) && msgs[i+1].Kind == protocol.KindError {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestEquivalenceRetries checks that every fault is retried, or not, the same way in
+// process (transport.NewLocal) as over HTTP in every format: the same retries after the
+// same delays, and the same partial output, error or final answer.
+func TestEquivalenceRetries(t *testing.T) {
+	tests := []struct {
+		name      string
+		fault     string
+		wantRetry []string // the kinds of the retries
+		wantErr   string   // the kind of the final error, "" for a success
+	}{
+		{name: "429 with retry-after", fault: "{status: 429, retry_after: 0.02}", wantRetry: []string{"http_429"}},
+		{name: "429 with retry-after-ms", fault: "{status: 429, retry_after_ms: 30, times: 2}", wantRetry: []string{"http_429", "http_429"}},
+		{name: "529", fault: "{status: 529}", wantRetry: []string{"overloaded"}},
+		{name: "500 with an overloaded body", fault: `{status: 500, body: '{"type":"error","error":{"type":"overloaded_error","message":"busy"}}'}`,
+			wantRetry: []string{"overloaded"}},
+		{name: "503 and x-should-retry false", fault: `{status: 503, header: {x-should-retry: "false"}}`, wantErr: "server"},
+		{name: "409 and x-should-retry true", fault: `{status: 409, header: {x-should-retry: "true"}}`, wantRetry: []string{"server"}},
+		{name: "400 and x-should-retry true", fault: `{status: 400, header: {x-should-retry: "true"}}`, wantRetry: []string{"request"}},
+		{name: "400", fault: "{status: 400}", wantErr: "request"},
+		{name: "401", fault: "{status: 401}", wantErr: "auth"},
+		{name: "retry-after past the cap", fault: "{status: 429, retry_after: 120}", wantErr: "http_429"},
+		{name: "every attempt", fault: "{status: 500, times: 9}", wantRetry: []string{"server", "server", "server"}, wantErr: "server"},
+		{name: "cut", fault: "{cut: true}", wantRetry: []string{"network"}},
+		{name: "eof", fault: "{eof: true}", wantRetry: []string{"stream"}},
+		{name: "malformed", fault: "{malformed: true}", wantRetry: []string{"stream"}},
+		{name: "stall", fault: "{stall: true}", wantRetry: []string{"inactivity"}},
+		{name: "overloaded error event", fault: "{error_event: overloaded_error}", wantRetry: []string{"overloaded"}},
+		{name: "invalid_request error event", fault: "{error_event: invalid_request_error}", wantErr: "request"},
+	}
+	opts := transport.Options{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, MaxRetryAfter: time.Minute,
+		IdleTimeout: 200 * time.Millisecond, Jitter: func() float64 { return 0 }}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := "steps:\n  - thinking: first\n    text: A long enough answer to be cut in the middle.\n" +
+				"    tool_calls: [{name: Glob, input: {pattern: '*.go'}}]\n    fault: " + tt.fault + "\n"
+			req := protocol.Request{Model: "scripted", Tools: tools, Messages: []protocol.Turn{user("go")}}
+			local := scripted.New(scripted.Options{Default: mustParse(t, src)})
+			want := attempts(collect(transport.NewLocal(local, opts).Stream(t.Context(), req)))
+			var kinds []string
+			for _, m := range want {
+				if m.Kind == protocol.KindRetry {
+					kinds = append(kinds, m.Reason)
+				}
+			}
+			assert.Equal(t, tt.wantRetry, kinds, "the retries in process")
+			if tt.wantErr != "" {
+				assert.Equal(t, fail(tt.wantErr), last(want), "the error in process")
+			} else {
+				assert.Equal(t, protocol.KindStop, last(want).Kind, "in process: %v", last(want))
+			}
+			for _, d := range dialects {
+				m := scripted.New(scripted.Options{Default: mustParse(t, src)})
+				got := attempts(collect(clients(t, m, opts)[d.name].Stream(t.Context(), req)))
+				assert.Equal(t, comparable(d, want), got, "%s", d.name)
+			}
+		})
+	}
+}
+
+// TestSessionScripts checks that over HTTP the session a request names picks its
+// script (Options.Sessions) before the model's name does, and that a session without
+// one of its own gets the model's script, then the default.
+func TestSessionScripts(t *testing.T) {
+	m := scripted.New(scripted.Options{
+		Sessions: map[string]*scripted.Script{
+			"job-a+model=m1":    mustParse(t, "steps:\n  - text: script a\n"),
+			"job-b+model=m1.r2": mustParse(t, "steps:\n  - text: script b\n"),
+		},
+		Scripts: map[string]*scripted.Script{"m1": mustParse(t, "steps:\n  - text: script m1\n")},
+		Default: mustParse(t, "steps:\n  - text: the default\n"),
+	})
+	srv := httptest.NewServer(m.Handler())
+	t.Cleanup(srv.Close)
+	tests := []struct{ session, model, want string }{
+		{session: "job-a+model=m1", model: "m1", want: "script a"},
+		{session: "job-b+model=m1.r2", model: "m1", want: "script b"},
+		{session: "job-c", model: "m1", want: "script m1"},
+		{session: "job-c", model: "m2", want: "the default"},
+		{model: "m1", want: "script m1"},
+	}
+	for _, tt := range tests {
+		c := transport.NewClient(anthropic.New(anthropic.Config{BaseURL: srv.URL + "/v1",
+			Headers: map[string]string{scripted.SessionHeader: tt.session}}), transport.Options{MaxAttempts: 1})
+		got := collect(c.Stream(t.Context(), protocol.Request{Model: tt.model, Messages: []protocol.Turn{user("go")}}))
+		c.CloseIdleConnections()
+		assert.Equal(t, tt.want, textOf(got), "session %q, model %q", tt.session, tt.model)
+	}
+	got := collect(m.Stream(t.Context(), protocol.Request{Model: "m1", Messages: []protocol.Turn{user("go")}}))
+	assert.Equal(t, "script m1", textOf(got), "in process a request names no session")
+}
+
+// TestEquivalenceParentNotAHeader checks that a parent id that cannot be a header
+// value (another server's tool-call id may hold anything) is left out of the request
+// rather than failing it.
+func TestEquivalenceParentNotAHeader(t *testing.T) {
+	m := scripted.New(scripted.Options{Default: mustParse(t, subAgentScript)})
+	cs := clients(t, m, transport.Options{MaxAttempts: 1})
+	req := protocol.Request{Model: "scripted", Messages: []protocol.Turn{user("go")}, Parent: "call\n1"}
+	for _, d := range dialects {
+		got := collect(cs[d.name].Stream(t.Context(), req))
+		assert.Equal(t, "top 0", textOf(got), d.name)
+		assert.Equal(t, protocol.KindStop, last(got).Kind, "%s: %v", d.name, last(got))
+	}
+}

@@ -12,30 +12,39 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
-// FuzzHandler sends arbitrary bodies to every route: the handler never panics and
-// answers either a complete stream or a JSON error.
+// FuzzHandler sends arbitrary bodies, as the session or as any sub-agent (the parent
+// header), to every route: the handler never panics and answers either a complete
+// stream or a JSON error.
 func FuzzHandler(f *testing.F) {
 	files, err := filepath.Glob("testdata/TestHandlerGolden/*.request.json")
 	require.NoError(f, err)
 	for _, file := range files {
 		b, err := os.ReadFile(file)
 		require.NoError(f, err)
-		f.Add(uint8(0), b)
-		f.Add(uint8(1), b)
-		f.Add(uint8(2), b)
+		for route := range uint8(3) {
+			for _, parent := range []string{"", "tc_0_0", "tc_0_0.1_0", "tc_0_1.0_0.x"} {
+				f.Add(route, parent, b)
+			}
+		}
 	}
 	s, err := scripted.LoadScript("testdata/scripts/hello.yaml")
 	require.NoError(f, err)
-	models := []*scripted.Model{scripted.New(scripted.Options{}), scripted.New(scripted.Options{Default: s})}
-	f.Fuzz(func(t *testing.T, route uint8, body []byte) {
-		fuzzguard.Run(len(body), func() {
+	sub, err := scripted.LoadScript("testdata/scripts/subagents.yaml")
+	require.NoError(f, err)
+	models := []*scripted.Model{scripted.New(scripted.Options{}), scripted.New(scripted.Options{Default: s}),
+		scripted.New(scripted.Options{Default: sub})}
+	f.Fuzz(func(t *testing.T, route uint8, parent string, body []byte) {
+		fuzzguard.Run(len(body)+len(parent), func() {
 			w := wires[int(route)%len(wires)]
 			for _, m := range models {
 				rec := httptest.NewRecorder()
-				m.Handler().ServeHTTP(rec, httptest.NewRequest("POST", w.path, bytes.NewReader(body)))
+				req := httptest.NewRequest("POST", w.path, bytes.NewReader(body))
+				req.Header.Set(protocol.ParentHeader, parent)
+				m.Handler().ServeHTTP(rec, req)
 				switch rec.Code {
 				case http.StatusOK:
 					evs, err := events(rec.Body)

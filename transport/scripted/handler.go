@@ -5,10 +5,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // format is one wire format the handler serves.
@@ -34,9 +37,11 @@ const maxBody = 64 << 20
 // Messages), POST /v1/chat/completions (OpenAI Chat Completions) and POST
 // /v1/responses (OpenAI Responses), each also without the /v1 prefix, as streams only
 // ("stream": true), and GET /healthz. Every format carries the same responses as
-// Stream, with the same delta boundaries. Fault attempts are counted per session: the
-// X-Agentrun-Session header when present, else a hash of the request body. Handlers
-// return as soon as the client goes away.
+// Stream, with the same delta boundaries. The script is the one of the session the
+// X-Agentrun-Session header names (Options.Sessions), else the one of the model.
+// Fault attempts are counted per session: the X-Agentrun-Session header when present,
+// else a hash of the request body. A sub-agent's requests name their parent Task call
+// in the protocol.ParentHeader. Handlers return as soon as the client goes away.
 func (m *Model) Handler() http.Handler { return http.HandlerFunc(m.serveHTTP) }
 
 func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -89,17 +94,19 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, f, http.StatusBadRequest, `the scripted model only streams: set "stream": true`, "")
 		return
 	}
-	session := r.Header.Get(SessionHeader)
+	wr.req.Parent = r.Header.Get(protocol.ParentHeader)
+	named := r.Header.Get(SessionHeader)
+	session := named
 	if session == "" {
 		sum := sha256.Sum256(body)
 		session = string(sum[:])
 	}
-	resp := m.respond(wr.req, func() string { return session })
+	resp := m.respond(wr.req, named, func() string { return session })
 	ctx := r.Context()
 	if wait(ctx, m.opts.FirstByte) != nil {
 		return
 	}
-	rid := requestID(session, resp.step)
+	rid := requestID(session, wr.req.Parent, resp.step)
 	if resp.fault != nil {
 		switch resp.fault.Kind {
 		case FaultPanic:
@@ -179,7 +186,16 @@ func (m *Model) writeStream(sw *sseWriter, rd renderer, resp *response) {
 
 // writeFault answers with the HTTP error status of a status fault.
 func writeFault(w http.ResponseWriter, f format, fault *Fault, rid string) {
-	h := w.Header()
+	h, body := faultResponse(f, fault, rid)
+	maps.Copy(w.Header(), h)
+	w.WriteHeader(fault.Status)
+	_, _ = w.Write(body)
+}
+
+// faultResponse is the headers and the body of the error response of a status fault in
+// format f, with request id rid ("" for none).
+func faultResponse(f format, fault *Fault, rid string) (http.Header, []byte) {
+	h := http.Header{}
 	if fault.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatFloat(fault.RetryAfter.Seconds(), 'f', -1, 64))
 	}
@@ -189,14 +205,14 @@ func writeFault(w http.ResponseWriter, f format, fault *Fault, rid string) {
 	for k, v := range fault.Header {
 		h.Set(k, v)
 	}
-	if fault.Body != "" {
-		h.Set("Content-Type", "application/json")
+	h.Set("Content-Type", "application/json")
+	if rid != "" {
 		h.Set(requestIDHeader(f), rid)
-		w.WriteHeader(fault.Status)
-		_, _ = io.WriteString(w, fault.Body)
-		return
 	}
-	writeError(w, f, fault.Status, statusText(fault.Status), rid)
+	if fault.Body != "" {
+		return h, []byte(fault.Body)
+	}
+	return h, errorBody(f, fault.Status, statusText(fault.Status), rid)
 }
 
 // writeError answers with an error status and a body in format f's error shape.
@@ -216,9 +232,13 @@ func requestIDHeader(f format) string {
 	return "X-Request-Id"
 }
 
-// requestID is a deterministic id of one response.
-func requestID(session string, step int) string {
-	sum := sha256.Sum256([]byte(session + "\x00" + strconv.Itoa(step)))
+// requestID is a deterministic id of one response of the agent of parent.
+func requestID(session, parent string, step int) string {
+	key := session + "\x00" + strconv.Itoa(step)
+	if parent != "" {
+		key += "\x00" + parent
+	}
+	sum := sha256.Sum256([]byte(key))
 	return "scripted_" + hex.EncodeToString(sum[:8])
 }
 

@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
-	"iter"
 	"sync"
 	"time"
 
@@ -34,6 +33,12 @@ const DefaultChunkRunes = 16
 
 // Options configure a Model. Zero values take the defaults in brackets.
 type Options struct {
+	// Sessions are selected by the session an HTTP request names in its SessionHeader
+	// (agentrun sends the session key, such as "add-shout+model=gpt-5.4.r2"), before
+	// Scripts: so a server can play every session of a job spec its own script, also
+	// when the sessions share a model name. The map and the scripts must not change
+	// after New.
+	Sessions map[string]*Script
 	// Scripts are selected by the request's model name. The map and the scripts must
 	// not change after New.
 	Scripts map[string]*Script
@@ -57,10 +62,12 @@ type Model struct {
 	lengths  lengthCache
 }
 
-// attemptKey identifies the attempts of one step of one session.
+// attemptKey identifies the attempts of one step of one agent (the session or one of
+// its sub-agents, by parent) of one session.
 type attemptKey struct {
 	session string
 	model   string
+	parent  string
 	step    int
 }
 
@@ -75,81 +82,40 @@ func New(opts Options) *Model {
 	return &Model{opts: opts, attempts: map[attemptKey]int{}}
 }
 
-// Stream answers req in-process. The sequence holds what a correct decoder of the
-// HTTP form yields: text and thinking deltas, a KindThinking carrying only the
-// Signature at the end of the thinking block, one KindToolCall per call, one KindUsage
-// and one KindStop. A failing attempt (a scripted fault) yields the partial output, if
-// any, and then one KindError classified the way the HTTP transport classifies that
-// failure; a panic fault panics. Attempts are counted per session, identified by a
-// hash of req. FirstByte and ChunkDelay are honoured; cancelling ctx ends the
-// sequence with one KindError.
-func (m *Model) Stream(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message] {
-	return func(yield func(protocol.Message) bool) {
-		r := m.respond(req, func() string { return requestKey(req) })
-		if r.fault != nil && r.fault.Kind == FaultPanic {
-			panic("scripted: " + r.fault.Message)
-		}
-		if err := wait(ctx, m.opts.FirstByte); err != nil {
-			yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
-			return
-		}
-		if r.fault != nil && r.fault.Kind == FaultStatus {
-			yield(protocol.Message{Kind: protocol.KindError, Err: statusFailure(r.fault)})
-			return
-		}
-		ticks := 0
-		for _, u := range r.sent(m.opts.ChunkRunes) {
-			for range u.ticks() {
-				if ticks > 0 {
-					if err := wait(ctx, m.opts.ChunkDelay); err != nil {
-						yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
-						return
-					}
-				}
-				ticks++
-			}
-			if !yield(r.message(u)) {
-				return
-			}
-		}
-		if r.fault != nil {
-			yield(protocol.Message{Kind: protocol.KindError, Err: midStreamFailure(r.fault)})
-			return
-		}
-		if !yield(protocol.Message{Kind: protocol.KindUsage, Usage: r.usage}) {
-			return
-		}
-		yield(protocol.Message{Kind: protocol.KindStop, Reason: r.stop})
+// script returns the script for a request of the named session ("" when the request
+// names none) to model, or nil for the demo policy.
+func (m *Model) script(named, model string) *Script {
+	if s, ok := m.opts.Sessions[named]; ok && s != nil && named != "" {
+		return s
 	}
-}
-
-// script returns the script for model, or nil for the demo policy.
-func (m *Model) script(model string) *Script {
 	if s, ok := m.opts.Scripts[model]; ok && s != nil {
 		return s
 	}
 	return m.opts.Default
 }
 
-// respond decides the answer to req for the session that session identifies (computed
-// only when needed), counting the attempt when the step has a fault.
-func (m *Model) respond(req protocol.Request, session func() string) *response {
+// respond decides the answer to req of the named session ("" when the request names
+// none), counting the attempt when the step has a fault under the key that session
+// returns (computed only when needed).
+func (m *Model) respond(req protocol.Request, named string, session func() string) *response {
 	if isCompaction(req) {
 		return m.finish(req, -1, compactStep(req), nil)
 	}
-	step := stepOf(req.Messages)
-	s := m.script(req.Model)
-	switch {
-	case s == nil:
+	step := stepOf(req.Messages, idPrefix(req.Parent))
+	s := m.script(named, req.Model)
+	if s == nil {
 		return m.finish(req, step, demoStep(req, step), nil)
-	case step >= len(s.Steps):
+	}
+	steps := agentSteps(s.Steps, req.Parent)
+	if step >= len(steps) {
 		return m.finish(req, step, Step{Text: FinishedText}, nil)
 	}
-	st := s.Steps[step]
+	st := steps[step]
 	if st.Fault == nil {
 		return m.finish(req, step, st, nil)
 	}
-	return m.finish(req, step, st, m.attempt(attemptKey{session: session(), model: req.Model, step: step}, st.Fault))
+	k := attemptKey{session: session(), model: req.Model, parent: req.Parent, step: step}
+	return m.finish(req, step, st, m.attempt(k, st.Fault))
 }
 
 // attempt counts one attempt of a step and returns its fault, or nil when the step
@@ -177,6 +143,7 @@ func requestKey(req protocol.Request) string {
 		h.Write([]byte(s))
 	}
 	field(req.Model)
+	field(req.Parent)
 	field(req.System)
 	for _, t := range req.Messages {
 		writeLen(h, int(t.Role))

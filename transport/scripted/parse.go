@@ -55,20 +55,9 @@ func (p *parser) script(n *yaml.Node) (*Script, error) {
 		switch key {
 		case "steps":
 			hasSteps = true
-			if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
-				return nil
-			}
-			if v.Kind != yaml.SequenceNode {
-				return p.errf(v, field, "want a list of steps, got %s", kindName(v))
-			}
-			for i, sn := range v.Content {
-				st, err := p.step(deref(sn), fmt.Sprintf("steps[%d]", i))
-				if err != nil {
-					return err
-				}
-				s.Steps = append(s.Steps, st)
-			}
-			return nil
+			var err error
+			s.Steps, err = p.steps(v, field)
+			return err
 		}
 		return p.errf(v, field, "unknown field (want steps)")
 	})
@@ -79,6 +68,25 @@ func (p *parser) script(n *yaml.Node) (*Script, error) {
 		return nil, p.errf(deref(n), "steps", "missing")
 	}
 	return s, nil
+}
+
+// steps reads a list of steps; null is none.
+func (p *parser) steps(n *yaml.Node, path string) ([]Step, error) {
+	if n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return nil, p.errf(n, path, "want a list of steps, got %s", kindName(n))
+	}
+	var out []Step
+	for i, sn := range n.Content {
+		st, err := p.step(deref(sn), fmt.Sprintf("%s[%d]", path, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 func (p *parser) step(n *yaml.Node, path string) (Step, error) {
@@ -132,11 +140,19 @@ func (p *parser) toolCalls(n *yaml.Node, path string) ([]ToolCall, error) {
 	for i, cn := range n.Content {
 		field := fmt.Sprintf("%s[%d]", path, i)
 		c := ToolCall{Input: "{}"}
+		var stepsNode *yaml.Node
 		err := p.fields(cn, field, func(key string, v *yaml.Node, field string) error {
 			switch key {
 			case "name":
 				var err error
 				c.Name, err = p.str(v, field)
+				return err
+			case "steps":
+				var err error
+				stepsNode = v
+				if c.Steps, err = p.steps(v, field); err == nil && c.Steps == nil {
+					c.Steps = []Step{} // null or []: a sub-agent with nothing to say
+				}
 				return err
 			case "input":
 				if v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" {
@@ -149,13 +165,16 @@ func (p *parser) toolCalls(n *yaml.Node, path string) ([]ToolCall, error) {
 				c.Input = string(b)
 				return err
 			}
-			return p.errf(v, field, "unknown field (want name or input)")
+			return p.errf(v, field, "unknown field (want name, input or steps)")
 		})
 		if err != nil {
 			return nil, err
 		}
 		if c.Name == "" {
 			return nil, p.errf(deref(cn), field+".name", "missing")
+		}
+		if stepsNode != nil && c.Name != SubAgentTool {
+			return nil, p.errf(stepsNode, field+".steps", "only a %s call starts a sub-agent with steps of its own, not %s", SubAgentTool, c.Name)
 		}
 		calls = append(calls, c)
 	}

@@ -40,7 +40,7 @@ func (m *Model) finish(req protocol.Request, step int, st Step, fault *Fault) *r
 	}
 	out := len(r.thinking) + len(r.text)
 	for i, c := range st.ToolCalls {
-		r.calls = append(r.calls, protocol.ToolCall{Name: c.Name, ID: callID(step, i), Input: c.Input})
+		r.calls = append(r.calls, protocol.ToolCall{Name: c.Name, ID: callID(req.Parent, step, i), Input: c.Input})
 		out += len(c.Input)
 	}
 	r.usage = protocol.Usage{Input: int64(m.measure(req) / 4), Output: int64(out / 4)}
@@ -62,35 +62,84 @@ func signature(thinking string) string {
 	return "sig_" + hex.EncodeToString(sum[:16])
 }
 
-// callID is the id of tool call i of step.
-func callID(step, i int) string { return "tc_" + strconv.Itoa(step) + "_" + strconv.Itoa(i) }
+// callID is the id of tool call i of step, in the agent whose requests name parent
+// (protocol.Request.Parent): "tc_<step>_<i>" at the top, "<parent>.<step>_<i>" in a
+// sub-agent. A Task call's id is the parent of its sub-agent, so ids are unique across
+// a session and its sub-agents at every depth.
+func callID(parent string, step, i int) string {
+	return idPrefix(parent) + strconv.Itoa(step) + "_" + strconv.Itoa(i)
+}
 
-// parseCallID returns the step of a tool-use id written by callID.
-func parseCallID(id string) (int, bool) {
-	rest, ok := strings.CutPrefix(id, "tc_")
+// idPrefix is what the tool-call ids of the agent of parent start with.
+func idPrefix(parent string) string {
+	if parent == "" {
+		return "tc_"
+	}
+	return parent + "."
+}
+
+// parseCallID returns the step of a tool-use id that callID wrote with prefix.
+func parseCallID(id, prefix string) (int, bool) {
+	rest, ok := strings.CutPrefix(id, prefix)
 	if !ok {
 		return 0, false
 	}
-	s, i, ok := strings.Cut(rest, "_")
-	if !ok || len(s) == 0 || len(s) > 9 || len(i) == 0 || len(i) > 9 {
-		return 0, false
+	step, _, ok := parseSegment(rest)
+	return step, ok
+}
+
+// parseSegment reads "<step>_<i>", both at most nine decimal digits.
+func parseSegment(seg string) (step, i int, ok bool) {
+	s, c, ok := strings.Cut(seg, "_")
+	if !ok || !digits(s) || !digits(c) {
+		return 0, 0, false
 	}
-	step, err := strconv.Atoi(s)
-	if err != nil || step < 0 {
-		return 0, false
+	step, _ = strconv.Atoi(s) // nine digits always convert
+	i, _ = strconv.Atoi(c)
+	return step, i, true
+}
+
+func digits(s string) bool {
+	if len(s) == 0 || len(s) > 9 {
+		return false
 	}
-	if n, err := strconv.Atoi(i); err != nil || n < 0 {
-		return 0, false
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return false
+		}
 	}
-	return step, true
+	return true
+}
+
+// agentSteps returns the steps the agent of parent plays: root at the top. A
+// sub-agent's parent is the id of the Task call that started it, a chain
+// "tc_<s>_<i>.<s>_<i>…" of the calls that led to it; each link selects call i of step
+// s of the steps reached so far, and moves to that call's Steps when it has them. A
+// parent of another form (an id this model did not write) plays root.
+func agentSteps(root []Step, parent string) []Step {
+	rest, ok := strings.CutPrefix(parent, "tc_")
+	if !ok {
+		return root
+	}
+	steps := root
+	for seg := range strings.SplitSeq(rest, ".") {
+		s, i, ok := parseSegment(seg)
+		if !ok {
+			return root
+		}
+		if s < len(steps) && i < len(steps[s].ToolCalls) && steps[s].ToolCalls[i].Steps != nil {
+			steps = steps[s].ToolCalls[i].Steps
+		}
+	}
+	return steps
 }
 
 // stepOf returns the script step a conversation is at: one past the largest step found
-// in the tool_use and tool_result ids of its turns (0 when there is none), plus one for
-// every assistant turn after the last turn holding that id, since a step without tool
-// calls leaves no id behind. Old turns dropped by compaction do not matter as long as
-// the latest tool round survives.
-func stepOf(turns []protocol.Turn) int {
+// in the tool_use and tool_result ids of its turns that carry prefix (0 when there is
+// none), plus one for every assistant turn after the last turn holding that id, since
+// a step without tool calls leaves no id behind. Old turns dropped by compaction do
+// not matter as long as the latest tool round survives.
+func stepOf(turns []protocol.Turn, prefix string) int {
 	best, at := -1, -1
 	for ti, t := range turns {
 		for _, b := range t.Blocks {
@@ -100,7 +149,7 @@ func stepOf(turns []protocol.Turn) int {
 			} else if b.Type != protocol.BlockToolUse {
 				continue
 			}
-			if s, ok := parseCallID(id); ok && s >= best {
+			if s, ok := parseCallID(id, prefix); ok && s >= best {
 				best, at = s, ti
 			}
 		}

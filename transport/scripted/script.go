@@ -19,6 +19,12 @@ import (
 // id, so that steps without tool calls advance too. This survives compaction as long
 // as the latest tool round is kept. Requests past the last step get FinishedText.
 //
+// A sub-agent's requests name the Task call that started it (protocol.Request.Parent,
+// over HTTP the protocol.ParentHeader). The sub-agent plays that call's Steps, or, when
+// the call has none, the steps of the agent that made the call, from the start; its
+// tool calls get the ids "<parent>.<s>_<i>", so that ids are unique across a session
+// and all its sub-agents at every depth.
+//
 // Every format carries text, thinking, tool calls, usage and the stop reasons
 // end_turn, tool_use, max_tokens and refusal alike. Only the Anthropic format carries
 // thinking signatures and the other stop reasons (stop_sequence and pause_turn read
@@ -37,7 +43,7 @@ type Step struct {
 	// Text, when set, follows as one text block.
 	Text string
 	// ToolCalls come last, in order. The call at index i of step s gets the id
-	// "tc_<s>_<i>".
+	// "tc_<s>_<i>" (in a sub-agent "<parent>.<s>_<i>").
 	ToolCalls []ToolCall
 	// Stop is the stop reason: "tool_use" when ToolCalls is not empty, else "end_turn"
 	// unless the script says otherwise.
@@ -53,7 +59,14 @@ type ToolCall struct {
 	Name string
 	// Input is the call's input as compact JSON, an object, with the script's key order.
 	Input string
+	// Steps, only on a call of the Task tool (SubAgentTool), are the steps of the
+	// sub-agent it starts. nil means the sub-agent plays the steps of the agent that
+	// made the call, from the start; an empty list means it has nothing to say.
+	Steps []Step
 }
+
+// SubAgentTool is the name of the tool whose calls start sub-agents (agent.TaskToolName).
+const SubAgentTool = "Task"
 
 // Usage is a step's token counts. A nil Input or Output is estimated from the bytes
 // of the request or the response; the cache counts default to 0.

@@ -68,6 +68,19 @@ func TestParseScript(t *testing.T) {
 			give: `{"steps": [{"thinking": "t", "text": "x", "tool_calls": [{"name": "Bash", "input": {"command": "ls"}}]}]}`,
 			want: []scripted.Step{{Thinking: "t", Text: "x", ToolCalls: []scripted.ToolCall{{Name: "Bash", Input: `{"command":"ls"}`}}, Stop: "tool_use"}},
 		},
+		"sub-agent steps": {
+			give: "steps:\n  - tool_calls:\n      - name: Task\n        input: {prompt: p}\n        steps:\n          - text: inner\n" +
+				"          - tool_calls: [{name: Task, steps: [{text: deeper}]}, {name: Task}, {name: Task, steps: []}, {name: Task, steps: }]\n",
+			want: []scripted.Step{{Stop: "tool_use", ToolCalls: []scripted.ToolCall{{Name: "Task", Input: `{"prompt":"p"}`, Steps: []scripted.Step{
+				{Text: "inner", Stop: "end_turn"},
+				{Stop: "tool_use", ToolCalls: []scripted.ToolCall{
+					{Name: "Task", Input: "{}", Steps: []scripted.Step{{Text: "deeper", Stop: "end_turn"}}},
+					{Name: "Task", Input: "{}"},
+					{Name: "Task", Input: "{}", Steps: []scripted.Step{}},
+					{Name: "Task", Input: "{}", Steps: []scripted.Step{}},
+				}},
+			}}}}},
+		},
 		"no steps": {
 			give: "steps: []\n",
 		},
@@ -90,36 +103,40 @@ func TestParseScriptErrors(t *testing.T) {
 		give string
 		want string
 	}{
-		"syntax":            {give: "steps:\n  - text: [\n", want: "s.yaml:2: yaml: line 2: did not find expected node content"},
-		"empty":             {give: "", want: "s.yaml: empty script: want a mapping with steps"},
-		"not a mapping":     {give: "- a\n", want: "s.yaml:1:1: want a mapping, got a list"},
-		"missing steps":     {give: "name: x\n", want: "s.yaml:1:7: name: unknown field (want steps)"},
-		"no steps field":    {give: "{}\n", want: "s.yaml:1:1: steps: missing"},
-		"steps not a list":  {give: "steps: 3\n", want: `s.yaml:1:8: steps: want a list of steps, got int "3"`},
-		"unknown step key":  {give: "steps:\n  - txt: hi\n", want: "s.yaml:2:10: steps[0].txt: unknown field (want thinking, text, tool_calls, stop, usage or fault)"},
-		"duplicate key":     {give: "steps:\n  - text: a\n    text: b\n", want: "s.yaml:3:5: steps[0].text: duplicate field"},
-		"text not a string": {give: "steps:\n  - text: [a]\n", want: "s.yaml:2:11: steps[0].text: want a string, got a list"},
-		"unknown stop":      {give: "steps:\n  - stop: done\n", want: `s.yaml:2:11: steps[0].stop: unknown stop reason "done"`},
-		"tool_use no calls": {give: "steps:\n  - stop: tool_use\n", want: "s.yaml:2:5: steps[0].stop: tool_use needs tool_calls"},
-		"calls end_turn":    {give: "steps:\n  - {stop: end_turn, tool_calls: [{name: a}]}\n", want: "s.yaml:2:5: steps[0].stop: end_turn with tool_calls: a step with tool calls stops with tool_use"},
-		"call without name": {give: "steps:\n  - tool_calls:\n      - input: {a: 1}\n", want: "s.yaml:3:9: steps[0].tool_calls[0].name: missing"},
-		"input not a map":   {give: "steps:\n  - tool_calls: [{name: a, input: [1]}]\n", want: "s.yaml:2:35: steps[0].tool_calls[0].input: want a mapping, got a list"},
-		"input inf":         {give: "steps:\n  - tool_calls: [{name: a, input: {x: .inf}}]\n", want: `s.yaml:2:39: steps[0].tool_calls[0].input.x: number ".inf" has no JSON form`},
-		"input dup key":     {give: "steps:\n  - tool_calls: [{name: a, input: {x: 1, x: 2}}]\n", want: "s.yaml:2:42: steps[0].tool_calls[0].input.x: duplicate key"},
-		"input list key":    {give: "steps:\n  - tool_calls: [{name: a, input: {[1]: 2}}]\n", want: "s.yaml:2:36: steps[0].tool_calls[0].input: a JSON object key must be a scalar, got a list"},
-		"negative usage":    {give: "steps:\n  - usage: {input: -1}\n", want: "s.yaml:2:20: steps[0].usage.input: want a non-negative integer, got -1"},
-		"usage float":       {give: "steps:\n  - usage: {output: 1.5}\n", want: `s.yaml:2:21: steps[0].usage.output: want an integer, got float "1.5"`},
-		"unknown usage":     {give: "steps:\n  - usage: {cached: 1}\n", want: "s.yaml:2:21: steps[0].usage.cached: unknown field (want input, output, cache_read or cache_creation)"},
-		"fault empty":       {give: "steps:\n  - fault: {}\n", want: "s.yaml:2:12: steps[0].fault: want one of status, cut, stall, malformed, eof, error_event or panic"},
-		"fault two kinds":   {give: "steps:\n  - fault: {cut: true, eof: true}\n", want: "s.yaml:2:29: steps[0].fault.eof: a fault has one kind, already cut"},
-		"fault bad status":  {give: "steps:\n  - fault: {status: 200}\n", want: "s.yaml:2:21: steps[0].fault.status: want an HTTP error status (400 to 599), got 200"},
-		"fault times zero":  {give: "steps:\n  - fault: {cut: true, times: 0}\n", want: "s.yaml:2:31: steps[0].fault.times: want at least 1"},
-		"retry_after bad":   {give: "steps:\n  - fault: {status: 429, retry_after: soon}\n", want: `s.yaml:2:39: steps[0].fault.retry_after: want a duration such as "1s" or a number, got "soon"`},
-		"header on cut":     {give: "steps:\n  - fault: {cut: true, header: {a: b}}\n", want: "s.yaml:2:32: steps[0].fault.header: only a status fault takes this field, not cut"},
-		"cut not bool":      {give: "steps:\n  - fault: {cut: yes please}\n", want: `s.yaml:2:18: steps[0].fault.cut: want true or false, got str "yes please"`},
-		"empty error_event": {give: "steps:\n  - fault: {error_event: ''}\n", want: "s.yaml:2:26: steps[0].fault.error_event: want an error type such as overloaded_error"},
-		"unknown fault key": {give: "steps:\n  - fault: {drop: true}\n", want: "s.yaml:2:19: steps[0].fault.drop: unknown field (want status, cut, stall, malformed, eof, error_event, panic, times, retry_after, retry_after_ms, body or header)"},
-		"json position":     {give: "{\"steps\": [\n  {\"stop\": 1}\n]}\n", want: `s.yaml:2:12: steps[0].stop: want a string, got int "1"`},
+		"syntax":              {give: "steps:\n  - text: [\n", want: "s.yaml:2: yaml: line 2: did not find expected node content"},
+		"empty":               {give: "", want: "s.yaml: empty script: want a mapping with steps"},
+		"not a mapping":       {give: "- a\n", want: "s.yaml:1:1: want a mapping, got a list"},
+		"missing steps":       {give: "name: x\n", want: "s.yaml:1:7: name: unknown field (want steps)"},
+		"no steps field":      {give: "{}\n", want: "s.yaml:1:1: steps: missing"},
+		"steps not a list":    {give: "steps: 3\n", want: `s.yaml:1:8: steps: want a list of steps, got int "3"`},
+		"unknown step key":    {give: "steps:\n  - txt: hi\n", want: "s.yaml:2:10: steps[0].txt: unknown field (want thinking, text, tool_calls, stop, usage or fault)"},
+		"duplicate key":       {give: "steps:\n  - text: a\n    text: b\n", want: "s.yaml:3:5: steps[0].text: duplicate field"},
+		"text not a string":   {give: "steps:\n  - text: [a]\n", want: "s.yaml:2:11: steps[0].text: want a string, got a list"},
+		"unknown stop":        {give: "steps:\n  - stop: done\n", want: `s.yaml:2:11: steps[0].stop: unknown stop reason "done"`},
+		"tool_use no calls":   {give: "steps:\n  - stop: tool_use\n", want: "s.yaml:2:5: steps[0].stop: tool_use needs tool_calls"},
+		"calls end_turn":      {give: "steps:\n  - {stop: end_turn, tool_calls: [{name: a}]}\n", want: "s.yaml:2:5: steps[0].stop: end_turn with tool_calls: a step with tool calls stops with tool_use"},
+		"call without name":   {give: "steps:\n  - tool_calls:\n      - input: {a: 1}\n", want: "s.yaml:3:9: steps[0].tool_calls[0].name: missing"},
+		"input not a map":     {give: "steps:\n  - tool_calls: [{name: a, input: [1]}]\n", want: "s.yaml:2:35: steps[0].tool_calls[0].input: want a mapping, got a list"},
+		"input inf":           {give: "steps:\n  - tool_calls: [{name: a, input: {x: .inf}}]\n", want: `s.yaml:2:39: steps[0].tool_calls[0].input.x: number ".inf" has no JSON form`},
+		"input dup key":       {give: "steps:\n  - tool_calls: [{name: a, input: {x: 1, x: 2}}]\n", want: "s.yaml:2:42: steps[0].tool_calls[0].input.x: duplicate key"},
+		"input list key":      {give: "steps:\n  - tool_calls: [{name: a, input: {[1]: 2}}]\n", want: "s.yaml:2:36: steps[0].tool_calls[0].input: a JSON object key must be a scalar, got a list"},
+		"negative usage":      {give: "steps:\n  - usage: {input: -1}\n", want: "s.yaml:2:20: steps[0].usage.input: want a non-negative integer, got -1"},
+		"usage float":         {give: "steps:\n  - usage: {output: 1.5}\n", want: `s.yaml:2:21: steps[0].usage.output: want an integer, got float "1.5"`},
+		"unknown usage":       {give: "steps:\n  - usage: {cached: 1}\n", want: "s.yaml:2:21: steps[0].usage.cached: unknown field (want input, output, cache_read or cache_creation)"},
+		"fault empty":         {give: "steps:\n  - fault: {}\n", want: "s.yaml:2:12: steps[0].fault: want one of status, cut, stall, malformed, eof, error_event or panic"},
+		"fault two kinds":     {give: "steps:\n  - fault: {cut: true, eof: true}\n", want: "s.yaml:2:29: steps[0].fault.eof: a fault has one kind, already cut"},
+		"fault bad status":    {give: "steps:\n  - fault: {status: 200}\n", want: "s.yaml:2:21: steps[0].fault.status: want an HTTP error status (400 to 599), got 200"},
+		"fault times zero":    {give: "steps:\n  - fault: {cut: true, times: 0}\n", want: "s.yaml:2:31: steps[0].fault.times: want at least 1"},
+		"retry_after bad":     {give: "steps:\n  - fault: {status: 429, retry_after: soon}\n", want: `s.yaml:2:39: steps[0].fault.retry_after: want a duration such as "1s" or a number, got "soon"`},
+		"header on cut":       {give: "steps:\n  - fault: {cut: true, header: {a: b}}\n", want: "s.yaml:2:32: steps[0].fault.header: only a status fault takes this field, not cut"},
+		"cut not bool":        {give: "steps:\n  - fault: {cut: yes please}\n", want: `s.yaml:2:18: steps[0].fault.cut: want true or false, got str "yes please"`},
+		"empty error_event":   {give: "steps:\n  - fault: {error_event: ''}\n", want: "s.yaml:2:26: steps[0].fault.error_event: want an error type such as overloaded_error"},
+		"unknown fault key":   {give: "steps:\n  - fault: {drop: true}\n", want: "s.yaml:2:19: steps[0].fault.drop: unknown field (want status, cut, stall, malformed, eof, error_event, panic, times, retry_after, retry_after_ms, body or header)"},
+		"steps on a non-Task": {give: "steps:\n  - tool_calls: [{name: Read, steps: []}]\n", want: "s.yaml:2:38: steps[0].tool_calls[0].steps: only a Task call starts a sub-agent with steps of its own, not Read"},
+		"sub-agent steps":     {give: "steps:\n  - tool_calls: [{name: Task, steps: 1}]\n", want: `s.yaml:2:38: steps[0].tool_calls[0].steps: want a list of steps, got int "1"`},
+		"in a sub-agent":      {give: "steps:\n  - tool_calls:\n      - name: Task\n        steps:\n          - {text: a, txt: b}\n", want: "s.yaml:5:28: steps[0].tool_calls[0].steps[0].txt: unknown field (want thinking, text, tool_calls, stop, usage or fault)"},
+		"unknown call key":    {give: "steps:\n  - tool_calls: [{name: a, args: {}}]\n", want: "s.yaml:2:34: steps[0].tool_calls[0].args: unknown field (want name, input or steps)"},
+		"json position":       {give: "{\"steps\": [\n  {\"stop\": 1}\n]}\n", want: `s.yaml:2:12: steps[0].stop: want a string, got int "1"`},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -193,19 +210,29 @@ func FuzzParseScript(f *testing.F) {
 				}
 				return
 			}
-			for _, st := range s.Steps {
-				if st.Stop == "" {
-					t.Fatal("step without stop reason")
-				}
-				for _, c := range st.ToolCalls {
-					if c.Name == "" || !json.Valid([]byte(c.Input)) {
-						t.Fatalf("bad tool call %+v", c)
-					}
-				}
-				if st.Fault != nil && (st.Fault.Kind == 0 || st.Fault.Times < 1) {
-					t.Fatalf("bad fault %+v", st.Fault)
-				}
-			}
+			checkSteps(t, s.Steps)
 		})
 	})
+}
+
+// checkSteps fails on a step that ParseScript should not have let through, at any
+// depth of sub-agents.
+func checkSteps(t *testing.T, steps []scripted.Step) {
+	for _, st := range steps {
+		if st.Stop == "" {
+			t.Fatal("step without stop reason")
+		}
+		for _, c := range st.ToolCalls {
+			if c.Name == "" || !json.Valid([]byte(c.Input)) {
+				t.Fatalf("bad tool call %+v", c)
+			}
+			if c.Steps != nil && c.Name != scripted.SubAgentTool {
+				t.Fatalf("sub-agent steps on a %s call", c.Name)
+			}
+			checkSteps(t, c.Steps)
+		}
+		if st.Fault != nil && (st.Fault.Kind == 0 || st.Fault.Times < 1) {
+			t.Fatalf("bad fault %+v", st.Fault)
+		}
+	}
 }

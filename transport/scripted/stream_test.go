@@ -353,3 +353,77 @@ func TestStreamConcurrentSessions(t *testing.T) {
 		assert.Equal(t, "First answer after a rate limit.|Second answer after a cut.|Third answer after an overload.|Refused.|", texts[i])
 	}
 }
+
+// subAgentScript has a Task call with steps of its own, nesting one more, and a Task
+// call without steps, whose sub-agent replays the steps of the agent that made it.
+const subAgentScript = `steps:
+  - text: top 0
+    tool_calls:
+      - name: Task
+        input: {description: own, prompt: Play your own steps.}
+        steps:
+          - text: own 0
+            tool_calls:
+              - name: Read
+                input: {path: a.txt}
+              - name: Task
+                input: {description: nested, prompt: Nested.}
+                steps:
+                  - text: nested 0
+          # A Task without steps: its sub-agent replays the steps of "own".
+          - text: own 1
+            tool_calls: [{name: Task, input: {description: replay, prompt: Replay.}}]
+      - name: Task
+        input: {description: empty, prompt: Say nothing.}
+        steps: []
+  - text: top 1
+`
+
+func TestSubAgentSteps(t *testing.T) {
+	m := scripted.New(scripted.Options{Default: mustParse(t, subAgentScript)})
+	const (
+		ua = protocol.RoleUser
+		as = protocol.RoleAssistant
+	)
+	tests := []struct {
+		name      string
+		parent    string
+		give      []protocol.Turn
+		wantText  string
+		wantCalls []string // ids
+	}{
+		{name: "top", give: []protocol.Turn{user("go")}, wantText: "top 0", wantCalls: []string{"tc_0_0", "tc_0_1"}},
+		{name: "top after its tool round", give: []protocol.Turn{user("go"), turn(as, toolUse("tc_0_0"), toolUse("tc_0_1")),
+			turn(ua, toolResult("tc_0_0"), toolResult("tc_0_1"))}, wantText: "top 1"},
+		{name: "own steps", parent: "tc_0_0", give: []protocol.Turn{user("Play your own steps.")}, wantText: "own 0",
+			wantCalls: []string{"tc_0_0.0_0", "tc_0_0.0_1"}},
+		{name: "own steps after a tool round", parent: "tc_0_0", give: []protocol.Turn{user("Play your own steps."),
+			turn(as, toolUse("tc_0_0.0_0"), toolUse("tc_0_0.0_1")), turn(ua, toolResult("tc_0_0.0_0"), toolResult("tc_0_0.0_1"))},
+			wantText: "own 1", wantCalls: []string{"tc_0_0.1_0"}},
+		{name: "the parent's ids do not count", parent: "tc_0_0", give: []protocol.Turn{user("x"), turn(as, toolUse("tc_0_0")),
+			turn(ua, toolResult("tc_0_0"))}, wantText: "own 1", wantCalls: []string{"tc_0_0.1_0"}},
+		{name: "nested", parent: "tc_0_0.0_1", give: []protocol.Turn{user("Nested.")}, wantText: "nested 0"},
+		{name: "nested past its end", parent: "tc_0_0.0_1", give: []protocol.Turn{user("Nested."), assistant("nested 0"), user("more")},
+			wantText: scripted.FinishedText},
+		{name: "without steps replays its agent's", parent: "tc_0_0.1_0", give: []protocol.Turn{user("Replay.")}, wantText: "own 0",
+			wantCalls: []string{"tc_0_0.1_0.0_0", "tc_0_0.1_0.0_1"}},
+		{name: "empty steps", parent: "tc_0_1", give: []protocol.Turn{user("Say nothing.")}, wantText: scripted.FinishedText},
+		{name: "a call that is no Task plays its agent's steps", parent: "tc_0_0.0_0", give: []protocol.Turn{user("?")},
+			wantText: "own 0", wantCalls: []string{"tc_0_0.0_0.0_0", "tc_0_0.0_0.0_1"}},
+		{name: "a foreign parent plays the top", parent: "toolu_01", give: []protocol.Turn{user("go")}, wantText: "top 0",
+			wantCalls: []string{"toolu_01.0_0", "toolu_01.0_1"}},
+		{name: "a parent past the steps plays its agent's", parent: "tc_9_0", give: []protocol.Turn{user("go")}, wantText: "top 0",
+			wantCalls: []string{"tc_9_0.0_0", "tc_9_0.0_1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := collect(m.Stream(t.Context(), protocol.Request{Messages: tt.give, Parent: tt.parent}))
+			assert.Equal(t, tt.wantText, textOf(got))
+			var ids []string
+			for _, c := range calls(got) {
+				ids = append(ids, c.ID)
+			}
+			assert.Equal(t, tt.wantCalls, ids)
+		})
+	}
+}
