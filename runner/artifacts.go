@@ -181,12 +181,21 @@ func (st *runState) writeStart(arts *artifacts, dir string, s jobs.Session, res 
 	}
 }
 
+// resolve is the provider and model s will use as far as the run knows before its
+// provider is built: what Options.Resolve said, else what the spec says.
+func (st *runState) resolve(s jobs.Session) ProviderInfo {
+	if info, ok := st.resolved[s.Key]; ok {
+		return info
+	}
+	return ProviderInfo{Name: string(s.Settings.Provider), Model: s.Settings.Model}
+}
+
 // newResult is the result of s before it runs: who it is and what produced it.
 // attempt is 0 for a session that never started.
 func (st *runState) newResult(s jobs.Session, attempt int) *protocol.Result {
 	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
 		Attempts: attempt, Checks: []protocol.Check{}, TotalCostUSD: noCost(),
-		Provenance: st.provenance(s, ProviderInfo{Name: string(s.Settings.Provider), Model: s.Settings.Model}, attempt)}
+		Provenance: st.provenance(s, st.resolve(s), attempt)}
 	if attempt > 0 {
 		res.Retries = attempt - 1
 	}

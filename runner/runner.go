@@ -229,6 +229,12 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		budget:  newRunBudget(spec.Budget),
 		lines:   jobLines(spec),
 	}
+	if len(plan.Resolved) == len(plan.Run) {
+		st.resolved = make(map[string]ProviderInfo, len(plan.Run))
+		for i, s := range plan.Run {
+			st.resolved[s.Key] = plan.Resolved[i]
+		}
+	}
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	st.cancelRun = cancelRun
@@ -306,6 +312,8 @@ type runState struct {
 	// prices caches the price lookups of the run's models.
 	pricesMu sync.Mutex
 	prices   map[string]knownPrice
+	// resolved holds the provider and model Options.Resolve gave each session to run.
+	resolved map[string]ProviderInfo
 }
 
 // summary collects every result, the reused ones included, sorted by key.
