@@ -34,6 +34,7 @@ type Summary struct {
 	Sessions []Row  `json:"sessions"`
 	// Aggregates are computed from Sessions.
 	Aggregates Aggregates `json:"aggregates"`
+	Warnings   []string   `json:"warnings,omitempty"`
 }
 
 // Totals add up the sessions of a run.
@@ -79,6 +80,10 @@ type Row struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Line is the line of the session's job in the spec file; 0 when unknown.
 	Line int `json:"line,omitempty"`
+	// SessionDir is the session's folder, relative to the summary's folder and
+	// slash-separated, when it is not sessions/<key>: a merged summary's sessions stay
+	// in the shards' folders.
+	SessionDir string `json:"session_dir,omitempty"`
 }
 
 // CheckRow is one check in a summary row.
