@@ -62,6 +62,7 @@ func figures() []figure {
 		{"… its size", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "report-MB", same, "%.1f MB", "reported", nil},
 		{"… opening a session (unpacking and drawing its details)", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "open-session-ms", same, "%.0f ms", "reported", nil},
 		{"… writing it from summary.json and the session folders", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "ns/op", func(v float64) float64 { return v / 1e9 }, "%.2f s", "reported", nil},
+		{"… CPU time of writing it", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "cpu-s/op", same, "%.2f s", "reported", nil},
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // BenchmarkReport1000 builds the report of 1,000 sessions, each with a 40 KiB transcript
 // and 30 tool calls (so that every one is cut to its limits), and opens it from file://
 // in headless Chromium. ns/op is building report.html from summary.json and the session
-// folders; first-paint-ms is the page's first contentful paint, the median of 5 loads;
+// folders (cpu-s/op the CPU time it takes, on all cores); first-paint-ms is the page's first contentful paint, the median of 5 loads;
 // open-session-ms the time from a click on a row to its details shown; report-MB the
 // file's size.
 //
@@ -22,10 +22,13 @@ import (
 func BenchmarkReport1000(b *testing.B) {
 	out := b.TempDir()
 	writeSyntheticRun(b, out, synthetic{sessions: 1000, transcript: 40 << 10, calls: 30, text: "fix the handler"})
+	cpu0, _ := cpuTime(b)
 	for b.Loop() {
 		_, err := runner.Report(out)
 		require.NoError(b, err)
 	}
+	cpu1, _ := cpuTime(b)
+	b.ReportMetric((cpu1-cpu0).Seconds()/float64(b.N), "cpu-s/op")
 	report := filepath.Join(out, runner.ReportFile)
 	st, err := os.Stat(report)
 	require.NoError(b, err)

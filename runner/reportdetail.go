@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -170,11 +171,12 @@ func readDetail(row Row, dir, shown string) *sessionDetail {
 	return d
 }
 
-// toolCall is one call of events.jsonl with its result, whole.
+// toolCall is one call of events.jsonl with its result, cut to what the report can
+// show: a session's events may hold megabytes of tool output.
 type toolCall struct {
-	name, id, parent, input string
-	output                  *string
-	isError                 bool
+	detailToolCall
+	// change is what a Write or an Edit call changed, or nil.
+	change *detailEdit
 }
 
 // readToolCalls reads the tool calls of an events.jsonl in order, each with its result;
@@ -193,41 +195,58 @@ func readToolCalls(path string) ([]toolCall, error) {
 		switch m.Kind {
 		case protocol.KindToolCall:
 			byID[m.Call.ID] = len(calls)
-			calls = append(calls, toolCall{name: m.Call.Name, id: m.Call.ID, parent: m.Parent, input: m.Call.Input})
+			c := toolCall{detailToolCall: detailToolCall{Name: m.Call.Name, Parent: m.Parent,
+				Input: headOf(prettyJSON(m.Call.Input), reportToolField)}}
+			if m.Call.Name == "Write" || m.Call.Name == "Edit" {
+				var in struct {
+					Path     string `json:"path"`
+					FilePath string `json:"file_path"`
+					Content  string `json:"content"`
+				}
+				_ = json.Unmarshal([]byte(m.Call.Input), &in) // a call that does not parse shows no path
+				c.change = &detailEdit{Tool: m.Call.Name, Path: cmp.Or(in.Path, in.FilePath), Text: headOf(in.Content, reportChangesHead)}
+			}
+			calls = append(calls, c)
 		case protocol.KindToolResult:
-			if i, ok := byID[m.Result.ToolUseID]; ok {
-				out := m.Result.Content
-				calls[i].output, calls[i].isError = &out, m.Result.IsError
+			i, ok := byID[m.Result.ToolUseID]
+			if !ok {
+				continue
+			}
+			c := &calls[i]
+			out := headOf(m.Result.Content, reportToolField)
+			c.Output, c.IsError = &out, m.Result.IsError
+			switch {
+			case c.change == nil:
+			case c.IsError:
+				c.change = nil // it changed nothing
+			case c.Name == "Edit":
+				// Edit's reply holds the change as a unified diff.
+				c.change.Text = headOf(m.Result.Content, reportChangesHead)
 			}
 		}
 	}
 	return calls, er.Err()
 }
 
-// latestCalls keeps the latest calls whose inputs and outputs, each cut to
-// reportToolField, fit in budget, and counts the earlier ones left out.
+// latestCalls keeps the latest calls whose inputs and outputs fit in budget, and counts
+// the earlier ones left out.
 func latestCalls(calls []toolCall, budget int) ([]detailToolCall, int) {
 	var kept []detailToolCall
 	used := 0
 	i := len(calls) - 1
 	for ; i >= 0; i-- {
-		c := calls[i]
-		dc := detailToolCall{Name: c.name, Parent: c.parent, Input: headOf(prettyJSON(c.input), reportToolField), IsError: c.isError}
-		n := len(dc.Input.Text)
-		if c.output != nil {
-			o := headOf(*c.output, reportToolField)
-			dc.Output = &o
-			n += len(o.Text)
+		c := calls[i].detailToolCall
+		n := len(c.Input.Text)
+		if c.Output != nil {
+			n += len(c.Output.Text)
 		}
 		if used+n > budget && len(kept) > 0 {
 			break
 		}
 		used += n
-		kept = append(kept, dc)
+		kept = append(kept, c)
 	}
-	for l, r := 0, len(kept)-1; l < r; l, r = l+1, r-1 {
-		kept[l], kept[r] = kept[r], kept[l]
-	}
+	slices.Reverse(kept)
 	return kept, i + 1
 }
 
@@ -238,24 +257,17 @@ func editsOf(calls []toolCall, budget int) ([]detailEdit, int) {
 	var edits []detailEdit
 	used, omitted := 0, 0
 	for _, c := range calls {
-		if (c.name != "Write" && c.name != "Edit") || c.output == nil || c.isError {
+		if c.change == nil || c.Output == nil {
 			continue
-		}
-		var in struct {
-			Path     string `json:"path"`
-			FilePath string `json:"file_path"`
-			Content  string `json:"content"`
-		}
-		_ = json.Unmarshal([]byte(c.input), &in) // a call that does not parse shows no path
-		text := *c.output
-		if c.name == "Write" {
-			text = in.Content
 		}
 		if used >= budget {
 			omitted++
 			continue
 		}
-		e := detailEdit{Tool: c.name, Path: cmp.Or(in.Path, in.FilePath), Text: headOf(text, budget-used)}
+		e := *c.change
+		if len(e.Text.Text) > budget-used {
+			e.Text = headOfSize(e.Text.Text, e.Text.Size, budget-used)
+		}
 		used += len(e.Text.Text)
 		edits = append(edits, e)
 	}
