@@ -103,7 +103,8 @@
       return p;
     }
     for (const line of text.split("\n")) {
-      const c = line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "hunk" : "";
+      const head = /^(diff |index |\+\+\+ |--- |@@)/.test(line);
+      const c = head ? "hunk" : line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : "";
       p.appendChild(el("span", c, line + "\n"));
     }
     return p;
