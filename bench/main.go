@@ -58,6 +58,11 @@ func figures() []figure {
 		{"runaway endpoint: peak RSS above baseline, one 200 MB answer (default limits)", "./bench", "^BenchmarkRunaway$/^text_200MB$", []string{"-cpu", "1", "-benchtime", "3x"}, "MB-above-baseline", same, "%.1f MB", "< 64 MB", func(v float64) bool { return v < 64 }},
 		{"pipeline: SSE bytes → messages → stream.jsonl, events.jsonl, transcript", "./bench", "^BenchmarkPipeline$", []string{"-cpu", "1"}, "messages/s", same, "%s messages/s", "reported", nil},
 		{"agent loop: one turn of a 20-turn session, tools and artifacts included", "./agent", "^BenchmarkSession20Turns$", []string{"-cpu", "1", "-benchtime", "100x"}, "cpu-µs/turn", same, "%.0f µs CPU/turn", "< 200 µs", func(v float64) bool { return v < 200 }},
+		{"report.html of 1,000 sessions: first contentful paint in headless Chromium (median of 5 loads)", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "first-paint-ms", same, "%.0f ms", "< 1,000 ms", func(v float64) bool { return v < 1000 }},
+		{"… its size", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "report-MB", same, "%.1f MB", "reported", nil},
+		{"… opening a session (unpacking and drawing its details)", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "open-session-ms", same, "%.0f ms", "reported", nil},
+		{"… writing it from summary.json and the session folders", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "ns/op", func(v float64) float64 { return v / 1e9 }, "%.2f s", "reported", nil},
+		{"… CPU time of writing it", "./runner", "^BenchmarkReport1000$", []string{"-benchtime", "1x"}, "cpu-s/op", same, "%.2f s", "reported", nil},
 	}
 }
 

@@ -260,6 +260,7 @@ func (g *GitHub) Report(sum *Summary, out string) error {
 			{"failed", fmt.Sprint(sum.Totals.Failed)},
 			{"total-cost-usd", fmt.Sprintf("%.6f", sum.Totals.CostUSD)},
 			{"summary-json", abs},
+			{"report-html", filepath.Join(filepath.Dir(abs), ReportFile)},
 		}
 		more, err := runOutputs(sum, out, status, g.Version)
 		if err != nil {

@@ -266,8 +266,10 @@ func TestGitHubRun(t *testing.T) {
 	absSummary, err := filepath.Abs(filepath.Join(out, SummaryFile))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"status": "failure", "passed": "2", "failed": "1",
-		"total-cost-usd": "0.000000", "summary-json": absSummary, "conclusion": "failure"}, outputs)
+		"total-cost-usd": "0.000000", "summary-json": absSummary, "conclusion": "failure",
+		"report-html": filepath.Join(filepath.Dir(absSummary), ReportFile)}, outputs)
 	assert.FileExists(t, outputs["summary-json"])
+	assert.FileExists(t, outputs["report-html"])
 
 	md, err := os.ReadFile(filepath.Join(out, SummaryMDFile))
 	require.NoError(t, err)

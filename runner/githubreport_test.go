@@ -52,6 +52,7 @@ func TestGitHubOutputs(t *testing.T) {
 		abs, err := filepath.Abs(filepath.Join(out, SummaryFile))
 		require.NoError(t, err)
 		assert.Equal(t, abs, got["summary-json"])
+		assert.Equal(t, filepath.Join(filepath.Dir(abs), ReportFile), got["report-html"])
 		assert.Equal(t, "success", got["status"])
 		assert.Equal(t, "3", got["passed"])
 	})

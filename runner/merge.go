@@ -48,6 +48,10 @@ func Merge(out string, dirs []string) (*Summary, error) {
 	merged := &Summary{SchemaVersion: SummarySchemaVersion, Spec: shards[0].sum.Spec,
 		SpecDigest: shards[0].info.SpecDigest, SessionsDigest: shards[0].info.SessionsDigest, Sessions: []Row{}}
 	var start, end time.Time
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("merge: %w", err)
+	}
 	sessionDirs := map[string]string{}
 	var versions []string
 	for _, so := range shards {
@@ -61,8 +65,14 @@ func Merge(out string, dirs []string) (*Summary, error) {
 		merged.Totals.ThrottlePauses += so.sum.Totals.ThrottlePauses
 		merged.Totals.BudgetExhausted = merged.Totals.BudgetExhausted || so.sum.Totals.BudgetExhausted
 		for _, r := range so.sum.Sessions {
+			dir := filepath.Join(so.dir, filepath.FromSlash(r.folder()))
+			sessionDirs[r.Key] = dir
+			// The merged summary names the folder, for agentrun report.
+			r.SessionDir, err = relativeTo(absOut, dir)
+			if err != nil {
+				return nil, fmt.Errorf("merge: %w", err)
+			}
 			merged.Sessions = append(merged.Sessions, r)
-			sessionDirs[r.Key] = filepath.Join(so.dir, SessionsDir, r.Key)
 		}
 		if t, err := time.Parse(time.RFC3339, so.sum.StartedAt); err == nil && (start.IsZero() || t.Before(start)) {
 			start = t
@@ -92,7 +102,7 @@ func Merge(out string, dirs []string) (*Summary, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}
-	err := WriteReports(nil, out, merged, func(key string) string { return sessionDirs[key] }, nil)
+	err = WriteReports(nil, out, merged, func(key string) string { return sessionDirs[key] }, nil)
 	return merged, err
 }
 
@@ -119,6 +129,20 @@ func readShardOutput(dir string) (shardOutput, error) {
 		return so, fmt.Errorf("%w: the summary.json in %s is not the one of its run.json (an earlier run's?)", ErrMergeInputs, dir)
 	}
 	return so, nil
+}
+
+// relativeTo is path relative to the folder base, slash-separated; the absolute path
+// where there is no relative one (another volume).
+func relativeTo(base, path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(base, abs)
+	if err != nil {
+		return filepath.ToSlash(abs), nil
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 // samePath reports whether a and b name the same folder.

@@ -25,9 +25,9 @@ func (r *Runner) writeReports(files *sink.Files, sum *Summary, info *RunInfo, en
 	})
 }
 
-// WriteReports writes the summaries of sum into out (summary.json, summary.md and
-// junit.xml) with files, which masks the run's secrets, then calls more, if set.
-// sessionDir locates each session's folder.
+// WriteReports writes the summaries of sum into out (summary.json, summary.md,
+// junit.xml and report.html) with files, which masks the run's secrets, then calls
+// more, if set. sessionDir locates each session's folder.
 func WriteReports(files *sink.Files, out string, sum *Summary, sessionDir func(key string) string, more func() error) error {
 	if err := files.WriteJSON(filepath.Join(out, SummaryFile), sum); err != nil {
 		return fmt.Errorf("write reports: %w", err)
@@ -40,6 +40,9 @@ func WriteReports(files *sink.Files, out string, sum *Summary, sessionDir func(k
 		return fmt.Errorf("write reports: %w", err)
 	}
 	if err := files.WriteFile(filepath.Join(out, JUnitFile), junit, true); err != nil {
+		return fmt.Errorf("write reports: %w", err)
+	}
+	if err := writeReport(files, out, sum, sessionDir); err != nil {
 		return fmt.Errorf("write reports: %w", err)
 	}
 	if more != nil {

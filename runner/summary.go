@@ -85,6 +85,10 @@ type Row struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Line is the line of the session's job in the spec file; 0 when unknown.
 	Line int `json:"line,omitempty"`
+	// SessionDir is the session's folder, relative to the summary's folder and
+	// slash-separated, when it is not sessions/<key>: a merged summary's sessions stay
+	// in the shards' folders.
+	SessionDir string `json:"session_dir,omitempty"`
 }
 
 // failure is the row's explanation; a row of a summary.json written before rows had

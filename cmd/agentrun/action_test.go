@@ -64,7 +64,7 @@ func TestActionMetadata(t *testing.T) {
 		written[k] = v
 	}
 	written["structured-output"] = "" // written when the session has an output_schema
-	for _, name := range []string{"status", "passed", "failed", "total-cost-usd", "summary-json"} {
+	for _, name := range []string{"status", "passed", "failed", "total-cost-usd", "summary-json", "report-html"} {
 		assert.Contains(t, written, name)
 		assert.Contains(t, a.Outputs, name)
 	}
@@ -194,6 +194,8 @@ func TestActionRunStep(t *testing.T) {
 			abs, err := filepath.Abs(filepath.Join(dir, out, runner.SummaryFile))
 			require.NoError(t, err)
 			assert.Equal(t, abs, outputs["summary-json"])
+			assert.Equal(t, filepath.Join(filepath.Dir(abs), runner.ReportFile), outputs["report-html"])
+			assert.FileExists(t, outputs["report-html"])
 			var info runner.RunInfo
 			b, err := os.ReadFile(filepath.Join(dir, out, runner.RunFile))
 			require.NoError(t, err)

@@ -79,6 +79,7 @@ func (a *App) commands() []command {
 		{"schema", "print the JSON Schema of job specs", (*App).cmdSchema},
 		{"replay", "render a session's events.jsonl as text", (*App).cmdReplay},
 		{"merge", "join the outputs of sharded runs", (*App).cmdMerge},
+		{"report", "rewrite the HTML report of a run's or a merge's output folder", (*App).cmdReport},
 		{"fake-server", "serve the scripted model over HTTP in the three wire formats", (*App).cmdFakeServer},
 		{"sandbox", "show how this machine can confine tools (sandbox check)", (*App).cmdSandbox},
 		{"version", "print the version", (*App).cmdVersion},

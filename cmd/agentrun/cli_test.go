@@ -19,7 +19,7 @@ import (
 // TestHelp checks that every subcommand explains itself on stdout with examples and
 // exits 0.
 func TestHelp(t *testing.T) {
-	commands := []string{"run", "exec", "validate", "schema", "replay", "merge", "fake-server", "version"}
+	commands := []string{"run", "exec", "validate", "schema", "replay", "merge", "report", "fake-server", "version"}
 	for _, name := range commands {
 		for _, flag := range []string{"--help", "-h"} {
 			t.Run(name+flag, func(t *testing.T) {
@@ -63,6 +63,8 @@ func TestUsageErrors(t *testing.T) {
 		{name: "validate without a spec", args: []string{"validate"}, wantStderr: []string{"want at least one job spec file"}},
 		{name: "replay of a missing file", args: []string{"replay", filepath.Join(dir, "none.jsonl")}, wantStderr: []string{"none.jsonl"}},
 		{name: "merge without inputs", args: []string{"merge"}, wantStderr: []string{"want --out DIR"}},
+		{name: "report without a folder", args: []string{"report"}, wantStderr: []string{"report: want one output folder", "got 0 arguments"}},
+		{name: "report of a folder without a summary", args: []string{"report", dir}, wantStderr: []string{"no summary: " + dir + " holds no summary.json"}},
 		{name: "exec fork alone", args: []string{"exec", "--fork", "hi"}, wantStderr: []string{"--fork needs --session NAME or --continue"}},
 		{name: "exec script with another provider", args: []string{"exec", "--script", "x.yaml", "-p", "openai", "hi"}, wantStderr: []string{"--script needs the scripted provider"}},
 		{name: "exec without a prompt", args: []string{"exec"}, wantStderr: []string{"no prompt"}},
