@@ -321,8 +321,8 @@ func rowOfReport(i int, r Row) reportRow {
 	if r.CostUSD != nil {
 		rr.SortCost = strconv.FormatFloat(*r.CostUSD, 'g', -1, 64)
 	}
-	if r.Error != nil {
-		rr.Reason = r.Error.Kind + ": " + r.Error.Message
+	if f := r.failure(); f != nil {
+		rr.Reason = f.Summary
 	}
 	return rr
 }

@@ -160,7 +160,7 @@ func TestReportInBrowser(t *testing.T) {
 	assert.Equal(t, failed, d.Title)
 	assert.False(t, d.Hidden)
 	assert.Equal(t, "#session="+url.QueryEscape(failed), d.Hash)
-	assert.Contains(t, d.Result, "checks: failed checks: notes")
+	assert.Contains(t, d.Result, "error_checks: check notes failed: exit code 1")
 	require.Contains(t, d.Checks, "notes")
 	assert.Contains(t, d.Checks["notes"], "✗ notes · exit 1")
 	assert.Contains(t, d.Checks["notes"], "[exit code 1]")
@@ -391,5 +391,5 @@ func TestReportSessionTextStaysText(t *testing.T) {
 	assert.Equal(t, 1+len(sum.Sessions), page.Scripts, "the report's script and one details block per session")
 	assert.Zero(t, page.Images)
 	assert.Zero(t, page.Bold)
-	assert.Equal(t, "checks: failed checks: vet "+markup, page.Reason)
+	assert.Equal(t, "error_checks: failed checks: vet "+markup, page.Reason)
 }

@@ -121,6 +121,7 @@ type detailEdit struct {
 // readDetail reads what report.html shows of row's session from its folder dir; the
 // parts that cannot be read are named in Problems, and the row stands for the result.
 func readDetail(row Row, dir, shown string) *sessionDetail {
+	row.Failure = row.failure()
 	d := &sessionDetail{Row: row, Dir: shown, Error: row.Error}
 	problem := func(file string, err error) {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -152,7 +152,10 @@
     for (const p of d.problems || []) frag.appendChild(el("p", "problem", p));
 
     const res = section("Result", true);
-    if (d.error) res.appendChild(el("p", "bad reason", d.error.kind + ": " + d.error.message));
+    if (r.failure) {
+      res.appendChild(el("p", "bad reason", r.failure.summary));
+      if (r.failure.detail) res.appendChild(pre(r.failure.detail));
+    } else if (d.error) res.appendChild(el("p", "bad reason", d.error.kind + ": " + d.error.message));
     if (d.stop_reason) res.appendChild(el("p", null, "Stop reason: " + d.stop_reason));
     if (d.result) {
       res.appendChild(pre(d.result.text || "(no final answer)"));
