@@ -312,7 +312,7 @@ func TestReportBanner(t *testing.T) {
 	require.NoError(t, err)
 	page, _, _ := readReport(t, out)
 	assert.Contains(t, page, `<p class="warning" role="alert">⚠ 2 sessions &lt;b&gt;ran&lt;/b&gt; &amp; more</p>`)
-	assert.Contains(t, page, `<p class="warning" role="alert">⚠ Sandbox off: 1 sessions ran their tools without kernel confinement`)
+	assert.Contains(t, page, `<p class="warning" role="alert">⚠ Sandbox off: 1 session ran its tools without kernel confinement`)
 	assert.Less(t, strings.Index(page, "⚠ 2 sessions"), strings.Index(page, `class="charts"`), "above the charts")
 }
 

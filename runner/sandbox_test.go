@@ -123,9 +123,9 @@ jobs:
 	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
 	md, err := os.ReadFile(filepath.Join(out, runner.SummaryMDFile))
 	require.NoError(t, err)
-	assert.Contains(t, string(md), "> **⚠ Sandbox off: 1 sessions ran their tools without kernel confinement")
-	assert.Equal(t, []string{"Sandbox off: 1 sessions ran their tools without kernel confinement (sandbox.level: off)."}, sum.Warnings)
-	assert.Contains(t, log.String(), "::warning title=agentrun%3A warning::Sandbox off: 1 sessions")
+	assert.Contains(t, string(md), "> **⚠ Sandbox off: 1 session ran its tools without kernel confinement")
+	assert.Equal(t, []string{"Sandbox off: 1 session ran its tools without kernel confinement (sandbox.level: off)."}, sum.Warnings)
+	assert.Contains(t, log.String(), "::warning title=agentrun%3A warning::Sandbox off: 1 session ran")
 }
 
 // TestRunRefusedConnection runs a session whose tool fetches a URL off the allowlist

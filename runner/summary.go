@@ -187,6 +187,9 @@ func (s *Summary) Unconfined() int {
 
 // unconfinedNote is the warning for them.
 func unconfinedNote(n int) string {
+	if n == 1 {
+		return "Sandbox off: 1 session ran its tools without kernel confinement (sandbox.level: off)."
+	}
 	return fmt.Sprintf("Sandbox off: %d sessions ran their tools without kernel confinement (sandbox.level: off).", n)
 }
 
