@@ -116,6 +116,9 @@ type Deps struct {
 	// SubAgentSlots bounds how many sub-agents run at once across every session that
 	// shares it; nil means no bound beyond one per session.
 	SubAgentSlots chan struct{}
+	// Observer, when set, watches every model call, tool call, compaction and
+	// sub-agent, sub-agents' included.
+	Observer Observer
 }
 
 func (c *Config) defaults() {
