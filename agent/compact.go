@@ -371,7 +371,8 @@ func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (strin
 	sctx := ctx
 	var span Span
 	if s.deps.Observer != nil {
-		sctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpChat, SessionID: s.cfg.SessionID, Model: s.cfg.Model, Request: req})
+		sctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpChat, SessionID: s.cfg.SessionID, Provider: s.cfg.Provider, Model: s.cfg.Model,
+			Server: s.cfg.Server, Request: req})
 	}
 	for m := range s.deps.Provider.Stream(sctx, req) {
 		switch m.Kind {

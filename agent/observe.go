@@ -51,8 +51,9 @@ type Op struct {
 	SessionID, Key string
 	// Attempt numbers the attempts of a session from 1 (OpSession).
 	Attempt int
-	// Provider and Model are what the session talks to; Server is the provider's host
-	// and port, empty for an in-process model (OpSession).
+	// Provider and Model are what the session talks to, and Server is the provider's
+	// host and port, empty for an in-process model (OpChat; OpSession says what the spec
+	// asked for, its result what it got).
 	Provider, Model, Server string
 	// Secrets are values no exported attribute may hold (OpRun, OpSession).
 	Secrets []string

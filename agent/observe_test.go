@@ -76,8 +76,8 @@ func TestObserverSeesEveryOperation(t *testing.T) {
 	}}
 	obs, ops := recordOps()
 	cost := func(_ string, u protocol.Usage) (float64, bool) { return float64(u.Input+u.Output) / 1000, true }
-	s, err := agent.New(agent.Config{SessionID: "sess-1", JobID: "job", Provenance: protocol.Provenance{Model: "m1"},
-		Workspace: t.TempDir(), Tools: []string{"Write", "Task"}, SubAgents: agent.SubAgentConfig{MaxDepth: 1}},
+	s, err := agent.New(agent.Config{SessionID: "sess-1", JobID: "job", Provenance: protocol.Provenance{Provider: "anthropic", Model: "m1"},
+		Server: "api.example:443", Workspace: t.TempDir(), Tools: []string{"Write", "Task"}, SubAgents: agent.SubAgentConfig{MaxDepth: 1}},
 		agent.Deps{Provider: p, Sink: &recorder{}, Observer: obs, Cost: cost})
 	require.NoError(t, err)
 	out := s.Run(t.Context(), "go")
@@ -106,6 +106,8 @@ func TestObserverSeesEveryOperation(t *testing.T) {
 
 	first := all[0]
 	assert.Equal(t, "m1", first.op.Model)
+	assert.Equal(t, "anthropic", first.op.Provider)
+	assert.Equal(t, "api.example:443", first.op.Server)
 	assert.Equal(t, "sess-1", first.op.SessionID)
 	require.Len(t, first.retries, 1)
 	assert.Equal(t, "overloaded: busy", first.retries[0].m.Reason)

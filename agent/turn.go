@@ -56,7 +56,8 @@ func (s *Session) call(ctx context.Context) callResult {
 	sctx := ctx // the model call's own context; its tools are its siblings
 	var span Span
 	if s.deps.Observer != nil {
-		sctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpChat, SessionID: s.cfg.SessionID, Model: s.cfg.Model, Request: req})
+		sctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpChat, SessionID: s.cfg.SessionID, Provider: s.cfg.Provider, Model: s.cfg.Model,
+			Server: s.cfg.Server, Request: req})
 	}
 stream:
 	for m := range s.deps.Provider.Stream(sctx, req) {

@@ -34,10 +34,12 @@ type Providers interface {
 	Provider(s jobs.Session, activity func()) (agent.Provider, ProviderInfo, error)
 }
 
-// ProviderInfo names what a session talks to, for its session_start event.
+// ProviderInfo names what a session talks to, for its session_start event; Server is
+// the provider's host and port, empty for an in-process model.
 type ProviderInfo struct {
-	Name  string
-	Model string
+	Name   string
+	Model  string
+	Server string
 }
 
 // Format is the run's stdout format.
@@ -105,6 +107,8 @@ type Options struct {
 	SubAgentSlots int
 	// Sandbox configures the workers that run every tool call and check.
 	Sandbox SandboxOptions
+	// Telemetry, when set, observes the run as traces and metrics.
+	Telemetry Telemetry
 }
 
 // Runner runs job specs. Create one per run.
@@ -189,6 +193,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		runSecrets = append(runSecrets, secretsFor(r.opts, s)...)
 	}
 	files := sink.NewFiles(runSecrets)
+	ctx, runSpan := r.startRun(ctx, spec, len(plan.Run), runSecrets)
 	if err := files.WriteJSON(filepath.Join(r.opts.Out, RunFile), info); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -255,6 +260,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 
 	end := r.opts.Now()
 	sum := st.summary(start, end)
+	st.endRun(runSpan, sum)
 	if err := r.writeReports(files, sum, info, end); err != nil {
 		return sum, err
 	}
