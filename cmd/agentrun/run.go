@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/telemetry"
 )
 
 const runSynopsis = `agentrun run JOBS.yaml [--out DIR] [--concurrency N] [--resume] [--rerun-failed]
@@ -95,7 +96,18 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		return usagef("run: --concurrency must be positive")
 	}
 	outDir := first(*out, cfg.Out, "out")
+	var tel *telemetry.Telemetry
+	secrets := cfg.keys()
+	if !*dry {
+		var telSecrets []string
+		tel, telSecrets = a.newTelemetry(log)
+		defer flushTelemetry(tel)
+		secrets = append(secrets, telSecrets...)
+	}
 	provs := newProviders(cfg, ov, log)
+	if tel != nil && spec.Telemetry.PropagateToProvider {
+		provs.wrap = tel.Transport
+	}
 	defer provs.Close()
 	// Resolve every session's provider now: a missing key is a usage error before
 	// anything runs.
@@ -115,9 +127,12 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	opts := runner.Options{
 		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Filter: *filter, Shard: sh,
 		Format: runner.Format(*format), Stdout: a.Stdout, Progress: progressOut, Interactive: interactive, Color: color,
-		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
+		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: secrets, LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
+	}
+	if tel != nil {
+		opts.Telemetry = tel
 	}
 	if cfg.GitHubActions {
 		if opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout); opts.GitHub != nil {
@@ -136,6 +151,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := r.Run(sigCtx, spec)
+	flushTelemetry(tel) // also after SIGTERM, within its bound
 	interrupted := sigCtx.Err() != nil && ctx.Err() == nil
 	if log.Core().Enabled(zap.DebugLevel) {
 		// Everything the run started must be gone once it returned and the providers
