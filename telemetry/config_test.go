@@ -30,7 +30,7 @@ func TestFromEnv(t *testing.T) {
 	}{
 		{name: "nothing set", env: map[string]string{"PATH": "/bin"}},
 		{name: "an endpoint turns both signals on",
-			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"},
+			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318/"},
 			want: telemetry.Config{TracesURL: "http://collector:4318/v1/traces", MetricsURL: "http://collector:4318/v1/metrics"}},
 		{name: "the exporter variable alone uses the default endpoint",
 			env:  map[string]string{"OTEL_TRACES_EXPORTER": "otlp"},
@@ -39,7 +39,7 @@ func TestFromEnv(t *testing.T) {
 			env:  map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_METRICS_EXPORTER": "none"},
 			want: telemetry.Config{TracesURL: "http://c:4318/v1/traces"}},
 		{name: "a signal's own endpoint is used as it is",
-			env: map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://traces.example/ingest", "OTEL_METRICS_EXPORTER": "none"},
+			env:  map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://traces.example/ingest", "OTEL_METRICS_EXPORTER": "none"},
 			want: telemetry.Config{TracesURL: "https://traces.example/ingest"}},
 		{name: "disabled wins",
 			env: map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "true"}},
