@@ -193,7 +193,6 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		runSecrets = append(runSecrets, secretsFor(r.opts, s)...)
 	}
 	files := sink.NewFiles(runSecrets)
-	ctx, runSpan := r.startRun(ctx, spec, len(plan.Run), runSecrets)
 	if err := files.WriteJSON(filepath.Join(r.opts.Out, RunFile), info); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -215,6 +214,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		budget:  newRunBudget(spec.Budget),
 		lines:   jobLines(spec),
 	}
+	ctx, runSpan := r.startRun(ctx, spec, len(plan.Run), runSecrets)
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	st.cancelRun = cancelRun
@@ -260,7 +260,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 
 	end := r.opts.Now()
 	sum := st.summary(start, end)
-	st.endRun(runSpan, sum)
+	st.endRun(runSpan)
 	if err := r.writeReports(files, sum, info, end); err != nil {
 		return sum, err
 	}

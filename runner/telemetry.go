@@ -30,18 +30,24 @@ func (r *Runner) startRun(ctx context.Context, spec *jobs.Spec, sessions int, se
 }
 
 // endRun closes the run's span with the results of the sessions it started.
-func (st *runState) endRun(span agent.Span, sum *Summary) {
+func (st *runState) endRun(span agent.Span) {
 	if span == nil {
 		return
 	}
-	var results []*protocol.Result
+	end := agent.SpanEnd{CostKnown: true}
 	for _, res := range st.results {
-		if res != nil {
-			results = append(results, res)
+		if res == nil {
+			continue
+		}
+		end.Results = append(end.Results, res)
+		end.Usage = end.Usage.Add(res.Usage)
+		if res.TotalCostUSD != nil {
+			end.CostUSD += *res.TotalCostUSD
+		} else {
+			end.CostKnown = false
 		}
 	}
-	span.End(agent.SpanEnd{Results: results, Usage: sum.Totals.Usage, CostUSD: sum.Totals.CostUSD,
-		CostKnown: sum.Totals.CostComplete})
+	span.End(end)
 }
 
 // startSession opens the span of one session attempt, whose result is res.
