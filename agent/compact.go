@@ -286,11 +286,23 @@ func (s *Session) maybeCompact(ctx context.Context, trigger string, turns int) b
 		return false
 	}
 	cut := len(s.conv) - dec.Keep
-	summary, err := s.summarise(ctx, s.conv[:cut])
+	cctx := ctx
+	var span Span
+	if s.deps.Observer != nil {
+		cctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpCompact, SessionID: s.cfg.SessionID, Trigger: trigger,
+			Reason: dec.Reason, Turns: len(s.conv), Keep: dec.Keep})
+	}
+	summary, err := s.summarise(cctx, s.conv[:cut])
 	if err != nil {
-		s.emit(protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: protocol.ErrCompact,
-			Message: "compaction failed, continuing uncompacted: " + err.Error()}})
+		e := protocol.Error{Kind: protocol.ErrCompact, Message: "compaction failed, continuing uncompacted: " + err.Error()}
+		s.emit(protocol.Message{Kind: protocol.KindError, Err: e})
+		if span != nil {
+			span.End(SpanEnd{Err: &e})
+		}
 		return false
+	}
+	if span != nil {
+		defer span.End(SpanEnd{})
 	}
 	kept := append([]protocol.Turn(nil), s.conv[cut:]...)
 	if !kept[0].IsUserText() {
@@ -354,27 +366,43 @@ func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (strin
 	var text strings.Builder
 	var usage protocol.Usage
 	var failure *protocol.Error
+	var stop string
 	stopped := false
-	for m := range s.deps.Provider.Stream(ctx, req) {
+	sctx := ctx
+	var span Span
+	if s.deps.Observer != nil {
+		sctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpChat, SessionID: s.cfg.SessionID, Provider: s.cfg.Provider, Model: s.cfg.Model,
+			Server: s.cfg.Server, Request: req})
+	}
+	for m := range s.deps.Provider.Stream(sctx, req) {
 		switch m.Kind {
 		case protocol.KindText:
 			text.WriteString(m.Text)
 		case protocol.KindUsage:
 			usage = m.Usage
 		case protocol.KindRetry:
+			if span != nil {
+				span.Retry(m, text.Len() > 0 || usage != (protocol.Usage{}), usage)
+			}
 			text.Reset()
 			usage = protocol.Usage{}
 		case protocol.KindError:
 			e := m.Err
 			failure = &e
 		case protocol.KindStop:
-			stopped = true
+			stopped, stop = true, m.Reason
 		}
 	}
 	s.stats.CompactRequests++
+	var usd float64
+	var priced bool
 	if usage != (protocol.Usage{}) {
-		s.account(s.cfg.Model, usage)
+		usd, priced = s.account(s.cfg.Model, usage)
 		s.emit(protocol.Message{Kind: protocol.KindUsage, Usage: usage, UsageKind: "compact"})
+	}
+	if span != nil {
+		span.End(SpanEnd{Err: failure, Stop: stop, Output: []protocol.Block{{Type: protocol.BlockText, Text: text.String()}},
+			Usage: usage, CostUSD: usd, CostKnown: priced})
 	}
 	switch {
 	case failure != nil:

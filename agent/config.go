@@ -39,6 +39,9 @@ type Config struct {
 	// Provenance names the provider and model for session_start and the requests, and
 	// the run's view of the session (matrix, repeat, attempt, version) for session_start.
 	protocol.Provenance
+	// Server is the provider's host and port, for the Observer; empty for an
+	// in-process model.
+	Server string
 	// MaxTurns bounds the model calls of one Run [50].
 	MaxTurns int
 	// MaxTokens is the output limit of one model call [16384].
@@ -116,6 +119,9 @@ type Deps struct {
 	// SubAgentSlots bounds how many sub-agents run at once across every session that
 	// shares it; nil means no bound beyond one per session.
 	SubAgentSlots chan struct{}
+	// Observer, when set, watches every model call, tool call, compaction and
+	// sub-agent, sub-agents' included.
+	Observer Observer
 }
 
 func (c *Config) defaults() {

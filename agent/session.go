@@ -341,17 +341,19 @@ func (s *Session) budgetMessage() string {
 	return "budget exhausted: " + strings.Join(parts, ", ")
 }
 
-// account adds one model call's usage to the totals and its cost to what was spent.
-func (s *Session) account(model string, u protocol.Usage) {
+// account adds one model call's usage to the totals and its cost to what was spent,
+// and returns the cost (ok false when unknown).
+func (s *Session) account(model string, u protocol.Usage) (usd float64, ok bool) {
 	s.stats.add(u)
 	if s.deps.Cost == nil {
 		s.stats.CostUnknown = true
-		return
+		return 0, false
 	}
-	usd, ok := s.deps.Cost(model, u)
+	usd, ok = s.deps.Cost(model, u)
 	if !ok {
 		s.stats.CostUnknown = true
-		return
+		return 0, false
 	}
 	s.stats.CostUSD += usd
+	return usd, true
 }

@@ -104,7 +104,14 @@ func (t *taskTool) runTask(ctx context.Context, callID string, raw json.RawMessa
 	sub := protocol.SubAgent{SessionID: cfg.SessionID, Description: in.Description, Prompt: in.Prompt, Timestamp: now()}
 	p.emit(protocol.Message{Kind: protocol.KindSubAgentStart, Parent: callID, Sub: &sub})
 
+	var span Span
+	if p.deps.Observer != nil {
+		cctx, span = p.deps.Observer.Start(cctx, Op{Kind: OpSubAgent, Name: p.cfg.JobID, SessionID: cfg.SessionID, Model: cfg.Model})
+	}
 	out := child.Run(cctx, in.Prompt)
+	if span != nil {
+		span.End(SpanEnd{Err: out.Err, Stop: out.StopReason, Usage: out.Usage, CostUSD: out.CostUSD, CostKnown: out.CostKnown, Turns: out.Turns})
+	}
 
 	status := "ok"
 	if out.End != EndCompleted {

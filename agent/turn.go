@@ -54,8 +54,14 @@ func (s *Session) call(ctx context.Context) callResult {
 	var res callResult
 	var toolTime time.Duration
 	start := s.deps.Now()
+	sctx := ctx // the model call's own context; its tools are its siblings
+	var span Span
+	if s.deps.Observer != nil {
+		sctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpChat, SessionID: s.cfg.SessionID, Provider: s.cfg.Provider, Model: s.cfg.Model,
+			Server: s.cfg.Server, Request: req})
+	}
 stream:
-	for m := range s.deps.Provider.Stream(ctx, req) {
+	for m := range s.deps.Provider.Stream(sctx, req) {
 		switch m.Kind {
 		case protocol.KindText:
 			a.text(m.Text)
@@ -79,6 +85,9 @@ stream:
 		case protocol.KindStop:
 			res.stop = m.Reason
 		case protocol.KindRetry:
+			if span != nil {
+				span.Retry(m, !a.empty() || len(res.results) > 0 || res.usage != (protocol.Usage{}), res.usage)
+			}
 			a = assembler{}
 			res = callResult{}
 		case protocol.KindError:
@@ -92,11 +101,16 @@ stream:
 	res.blocks = a.finish()
 	res.apiTime = s.deps.Now().Sub(start) - toolTime
 	s.stats.Requests++
+	var usd float64
+	var priced bool
 	if res.usage != (protocol.Usage{}) {
-		s.account(s.cfg.Model, res.usage)
+		usd, priced = s.account(s.cfg.Model, res.usage)
 		if t := res.usage.Total(); t > 0 {
 			s.stats.CurrentContext = t
 		}
+	}
+	if span != nil {
+		span.End(SpanEnd{Err: res.err, Stop: res.stop, Output: res.blocks, Usage: res.usage, CostUSD: usd, CostKnown: priced})
 	}
 	return res
 }
@@ -105,6 +119,11 @@ stream:
 // error result the model can read.
 func (s *Session) runTool(ctx context.Context, call protocol.ToolCall) (tr protocol.ToolResult) {
 	tr = protocol.ToolResult{ToolUseID: call.ID, Name: call.Name}
+	if s.deps.Observer != nil {
+		var span Span
+		ctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpTool, SessionID: s.cfg.SessionID, Call: call})
+		defer func() { span.End(SpanEnd{Tool: tr}) }() // after the recovery below
+	}
 	t, ok := s.tools[call.Name]
 	if !ok {
 		tr.Content, tr.IsError = fmt.Sprintf("unknown tool %q; available tools: %s", call.Name, strings.Join(s.specNames(), ", ")), true
@@ -208,6 +227,9 @@ func (a *assembler) toolUse(c protocol.ToolCall) {
 	}
 	a.blocks = append(a.blocks, protocol.Block{Type: protocol.BlockToolUse, ID: c.ID, Name: c.Name, Input: input})
 }
+
+// empty reports whether nothing has been assembled.
+func (a *assembler) empty() bool { return len(a.blocks) == 0 && a.curType == 0 }
 
 func (a *assembler) finish() []protocol.Block {
 	a.flush("")

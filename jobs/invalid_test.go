@@ -268,6 +268,17 @@ func TestParseInvalid(t *testing.T) {
 			wantLine: 5, wantCol: 14, wantField: "jobs[0].retries", wantMsg: "must not be negative, got -1",
 		},
 		{
+			name:     "telemetry flag not a boolean",
+			give:     doc("version: 1", "telemetry: {propagate_to_provider: sometimes}", "jobs:", "  - id: a", "    prompt: hi"),
+			wantLine: 2, wantCol: 36, wantField: "telemetry.propagate_to_provider", wantMsg: `want true or false, got the string "sometimes"`,
+		},
+		{
+			name:     "telemetry flag from a variable that is not a boolean",
+			give:     doc("version: 1", "telemetry: {propagate_to_provider: \"${PROPAGATE}\"}", "jobs:", "  - id: a", "    prompt: hi"),
+			env:      map[string]string{"PROPAGATE": "maybe"},
+			wantLine: 2, wantCol: 36, wantField: "telemetry.propagate_to_provider", wantMsg: `"${PROPAGATE}" does not expand to true or false`,
+		},
+		{
 			name:     "zero cost budget",
 			give:     doc("version: 1", "budget: {max_cost_usd: 0}", "jobs:", "  - id: a", "    prompt: hi"),
 			wantLine: 2, wantCol: 24, wantField: "budget.max_cost_usd", wantMsg: "must be greater than 0, got 0",

@@ -268,6 +268,31 @@ func (d *decoder) float(n *yaml.Node, v reflect.Value, path string, o opts) {
 	v.SetFloat(f)
 }
 
+func (d *decoder) boolean(n *yaml.Node, v reflect.Value, path string, o opts) {
+	var b bool
+	switch {
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool":
+		if err := n.Decode(&b); err != nil {
+			d.typeErr(n, path, "true or false")
+			return
+		}
+	case isVarString(n):
+		s, _, ok := d.text(n, path, o)
+		if !ok {
+			return
+		}
+		var err error
+		if b, err = strconv.ParseBool(strings.TrimSpace(s)); err != nil {
+			d.ps.add(posOf(n), path, "%q does not expand to true or false", n.Value)
+			return
+		}
+	default:
+		d.typeErr(n, path, "true or false")
+		return
+	}
+	v.SetBool(b)
+}
+
 func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string, o opts) {
 	if n.Kind != yaml.ScalarNode {
 		d.typeErr(n, path, `a duration such as "30m"`)

@@ -21,6 +21,7 @@ type Spec struct {
 	Defaults    Settings         `yaml:"defaults" doc:"Settings every job inherits, field by field; a job's own settings win."`
 	Budget      Budget           `yaml:"budget" doc:"Run-level limits summed over all sessions; the run stops starting sessions when one is reached."`
 	Prices      map[string]Price `yaml:"prices" doc:"Price overrides by model name (exact name or prefix), in USD per million tokens; they win over the built-in table."`
+	Telemetry   Telemetry        `yaml:"telemetry" doc:"OpenTelemetry export, which the standard OTEL_* environment variables turn on: what the spec adds to it."`
 	Jobs        []Job            `yaml:"jobs" required:"true" limit:"nonempty" doc:"The jobs of the run; each expands into one or more sessions."`
 
 	file string              // path given to Parse, for messages
@@ -120,6 +121,11 @@ type ThinkingSettings struct {
 	Mode   *ThinkingMode `yaml:"mode" doc:"disabled, enabled (with a token budget) or adaptive."`
 	Budget *int          `yaml:"budget" limit:"positive" doc:"Thinking token budget for mode enabled."`
 	Effort *Effort       `yaml:"effort" doc:"Reasoning effort: low, medium, high, xhigh or max."`
+}
+
+// Telemetry is what a spec says about the run's OpenTelemetry export.
+type Telemetry struct {
+	PropagateToProvider bool `yaml:"propagate_to_provider" json:"propagate_to_provider" doc:"Send the trace context (traceparent) with every model request, so a provider's or proxy's own traces join the run's; off by default, since it reaches a third party."`
 }
 
 // Budget is a pair of limits; a zero field means no limit.

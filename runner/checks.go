@@ -8,6 +8,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
 )
@@ -28,7 +29,8 @@ func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *Sandbox, 
 			timeout = s.Settings.ToolTimeout
 		}
 		start := st.r.opts.Now()
-		out := sb.client.Exec(ctx, c.Run, timeout, 0)
+		cctx, span := st.startCheck(ctx, s, c.Name)
+		out := sb.client.Exec(cctx, c.Run, timeout, 0)
 		check := protocol.Check{
 			Name: c.Name, ExitCode: out.ExitCode, Passed: out.ExitCode == 0 && !out.TimedOut && out.Err == nil,
 			DurationMS: st.r.opts.Now().Sub(start).Milliseconds(),
@@ -43,6 +45,9 @@ func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *Sandbox, 
 			why = "could not run: " + out.Err.Error()
 		case out.TimedOut:
 			why = "timed out after " + timeout.String()
+		}
+		if span != nil {
+			span.End(agent.SpanEnd{Check: &check})
 		}
 		res.Checks = append(res.Checks, check)
 		if !check.Passed {

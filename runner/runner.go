@@ -34,10 +34,12 @@ type Providers interface {
 	Provider(s jobs.Session, activity func()) (agent.Provider, ProviderInfo, error)
 }
 
-// ProviderInfo names what a session talks to, for its session_start event.
+// ProviderInfo names what a session talks to, for its session_start event; Server is
+// the provider's host and port, empty for an in-process model.
 type ProviderInfo struct {
-	Name  string
-	Model string
+	Name   string
+	Model  string
+	Server string
 }
 
 // Format is the run's stdout format.
@@ -121,6 +123,8 @@ type Options struct {
 	// Warnings go into the summary (Summary.Warnings) as they are, such as the
 	// command line's note that no API key was set and the scripted model ran.
 	Warnings []string
+	// Telemetry, when set, observes the run as traces and metrics.
+	Telemetry Telemetry
 }
 
 // Runner runs job specs. Create one per run.
@@ -235,6 +239,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 			st.resolved[s.Key] = plan.Resolved[i]
 		}
 	}
+	ctx, runSpan := r.startRun(ctx, spec, len(plan.Run), runSecrets)
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	st.cancelRun = cancelRun
@@ -283,6 +288,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 
 	end := r.opts.Now()
 	sum := st.summary(start, end)
+	st.endRun(runSpan)
 	if err := r.writeReports(files, sum, info, end); err != nil {
 		return sum, err
 	}

@@ -203,7 +203,12 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden}
-	return OpenSandbox(req, o.Sandbox, st.r.sandboxReport(), activity, onViolation)
+	sb, err := OpenSandbox(req, o.Sandbox, st.r.sandboxReport(), activity, onViolation)
+	if err == nil && o.Telemetry != nil {
+		// Every tool process and check gets the trace context of its span.
+		sb.client.SetRequestEnv(o.Telemetry.ProcessEnv)
+	}
+	return sb, err
 }
 
 // serveProxy starts the network proxy of a sandbox: on a unix socket that the

@@ -47,6 +47,10 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	o := st.r.opts
 	start := o.Now()
 	res = st.newResult(s, attempt)
+	ctx, span := st.startSession(ctx, s, res)
+	if span != nil {
+		defer func() { span.End(agent.SpanEnd{Result: res}) }() // after finish below
+	}
 	files := sink.NewFiles(st.secretsFor(s))
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
 	if err != nil {
@@ -198,7 +202,7 @@ func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionI
 		tools[i] = string(t)
 	}
 	cfg := agent.Config{
-		SessionID: sessionID, JobID: s.JobID, Provenance: *prov,
+		SessionID: sessionID, JobID: s.JobID, Provenance: *prov, Server: info.Server,
 		MaxTurns: s.Settings.MaxTurns, MaxTokens: s.Settings.MaxTokens,
 		Thinking: protocol.Thinking{Mode: string(s.Settings.Thinking.Mode), Budget: s.Settings.Thinking.Budget,
 			Effort: string(s.Settings.Thinking.Effort)},
@@ -216,6 +220,9 @@ func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionI
 		Provider: watched{Provider: provider, watch: watch}, Sink: arts, Store: store, Now: o.Now,
 		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, Groups: o.Groups, SubAgentSlots: st.subAgents,
 		Tools: sb.client,
+	}
+	if o.Telemetry != nil {
+		deps.Observer = o.Telemetry
 	}
 	return agent.New(cfg, deps)
 }

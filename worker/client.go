@@ -26,6 +26,10 @@ type Client struct {
 	binary   string
 	activity func()
 
+	// requestEnv, when set, gives the variables added to the environment of the
+	// processes of one request, from its context.
+	requestEnv func(context.Context) []string
+
 	mu      sync.Mutex // one request at a time; guards proc, ready, seq
 	proc    *process
 	ready   *Ready
@@ -54,6 +58,23 @@ func (c *Client) SetIdleExit(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cfg.IdleExit = d
+}
+
+// SetRequestEnv makes f give, for each request, the variables added to the environment
+// of the processes it starts, from the request's context: the trace context of the
+// span it runs in (TRACEPARENT). Call it before the first request.
+func (c *Client) SetRequestEnv(f func(context.Context) []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.requestEnv = f
+}
+
+// envOf is the env field of a request made with ctx.
+func (c *Client) envOf(ctx context.Context) string {
+	if c.requestEnv == nil {
+		return ""
+	}
+	return encodeEnv(c.requestEnv(ctx))
 }
 
 // Ready returns what the last worker reported once confined, or nil before the first
@@ -88,7 +109,8 @@ func (c *Client) Starts() int {
 
 // RunTool runs one built-in tool call in the worker.
 func (c *Client) RunTool(ctx context.Context, name string, input json.RawMessage) tools.Result {
-	reply, err := c.request(ctx, func(id string) []string { return []string{frameCall, id, name, string(input)} })
+	env := c.envOf(ctx)
+	reply, err := c.request(ctx, func(id string) []string { return []string{frameCall, id, name, string(input), env} })
 	if err != nil {
 		return tools.Result{Content: err.Error(), IsError: true}
 	}
@@ -101,8 +123,9 @@ func (c *Client) RunTool(ctx context.Context, name string, input json.RawMessage
 // Exec runs a command (a check) in the worker, outside the tools' policy but inside
 // the sandbox.
 func (c *Client) Exec(ctx context.Context, command string, timeout time.Duration, maxOutput int) ExecResult {
+	env := c.envOf(ctx)
 	reply, err := c.request(ctx, func(id string) []string {
-		return []string{frameExec, id, command, strconv.FormatInt(timeout.Milliseconds(), 10), strconv.Itoa(maxOutput)}
+		return []string{frameExec, id, command, strconv.FormatInt(timeout.Milliseconds(), 10), strconv.Itoa(maxOutput), env}
 	})
 	if err != nil {
 		return ExecResult{ExitCode: -1, Err: err}

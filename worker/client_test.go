@@ -72,3 +72,35 @@ func TestWorkerRunsTools(t *testing.T) {
 		})
 	}
 }
+
+type envKey struct{}
+
+// TestRequestEnv checks that the variables a request's context carries reach the
+// processes of that request, tool call or command, over the tools' own, and no other
+// request's.
+func TestRequestEnv(t *testing.T) {
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock, sandbox.LevelOff} {
+		t.Run(string(level), func(t *testing.T) {
+			c, _ := newClient(t, level, "0467")
+			c.SetRequestEnv(func(ctx context.Context) []string {
+				env, _ := ctx.Value(envKey{}).([]string)
+				return env
+			})
+			in, err := json.Marshal(map[string]string{"command": `echo "tp=$TRACEPARENT lang=$LANG"`})
+			require.NoError(t, err)
+			ctx := context.WithValue(context.Background(), envKey{}, []string{"TRACEPARENT=00-abc-def-01", "LANG=C"})
+			r := c.RunTool(ctx, "Bash", in)
+			require.False(t, r.IsError, r.Content)
+			assert.Contains(t, r.Content, "tp=00-abc-def-01 lang=C\n", "the request's variables, over the tools' own")
+
+			r = c.RunTool(context.Background(), "Bash", in)
+			require.False(t, r.IsError, r.Content)
+			assert.Contains(t, r.Content, "tp= lang=C.UTF-8\n", "another request does not see them")
+
+			ctx = context.WithValue(context.Background(), envKey{}, []string{"TRACEPARENT=00-check-span-01"})
+			w := c.Exec(ctx, `echo "tp=$TRACEPARENT"`, time.Minute, 0)
+			require.NoError(t, w.Err)
+			assert.Equal(t, "tp=00-check-span-01\n", w.Output)
+		})
+	}
+}

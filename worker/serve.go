@@ -172,11 +172,19 @@ func (s *server) idleExit() time.Duration {
 // run executes one request and returns its reply.
 func (s *server) run(ctx context.Context, f []string) []string {
 	switch {
-	case len(f) == 4 && f[0] == frameCall:
-		return s.runTool(ctx, f[1], f[2], f[3])
-	case len(f) == 5 && f[0] == frameExec:
+	case len(f) == 5 && f[0] == frameCall:
+		env, err := withEnv(s.env.ProcEnv, f[4])
+		if err != nil {
+			return []string{frameResult, f[1], err.Error(), "1"}
+		}
+		return s.runTool(ctx, f[1], f[2], f[3], env)
+	case len(f) == 6 && f[0] == frameExec:
 		id := f[1]
-		res := tools.Exec(ctx, tools.ExecOptions{Command: f[2], Dir: s.cfg.Spec.Workspace, Env: s.env.ProcEnv,
+		env, err := withEnv(s.env.ProcEnv, f[5])
+		if err != nil {
+			return []string{frameExecDone, id, "", "-1", "0", err.Error()}
+		}
+		res := tools.Exec(ctx, tools.ExecOptions{Command: f[2], Dir: s.cfg.Spec.Workspace, Env: env,
 			Timeout: time.Duration(atoi(f[3])) * time.Millisecond, MaxOutput: atoi(f[4])})
 		msg := ""
 		if res.Err != nil {
@@ -187,8 +195,9 @@ func (s *server) run(ctx context.Context, f []string) []string {
 	return []string{frameResult, f[min(1, len(f)-1)], fmt.Sprintf("worker: malformed request %q", first(f)), "1"}
 }
 
-// runTool runs a built-in tool; a panic becomes an error result.
-func (s *server) runTool(ctx context.Context, id, name, input string) (reply []string) {
+// runTool runs a built-in tool, its processes with the environment env; a panic
+// becomes an error result.
+func (s *server) runTool(ctx context.Context, id, name, input string, env []string) (reply []string) {
 	t, ok := tools.Lookup(name)
 	if !ok {
 		return []string{frameResult, id, fmt.Sprintf("unknown tool %q", name), "1"}
@@ -198,8 +207,9 @@ func (s *server) runTool(ctx context.Context, id, name, input string) (reply []s
 			reply = []string{frameResult, id, fmt.Sprintf("tool %s panicked: %v", name, v), "1"}
 		}
 	}()
-	env := s.env
-	env.Activity = func() { _ = s.send(frameActive, id) }
-	r := t.Run(ctx, &env, json.RawMessage(input))
+	te := s.env
+	te.ProcEnv = env
+	te.Activity = func() { _ = s.send(frameActive, id) }
+	r := t.Run(ctx, &te, json.RawMessage(input))
 	return []string{frameResult, id, r.Content, flag(r.IsError)}
 }

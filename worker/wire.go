@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentrun/agentrun/sandbox"
@@ -17,8 +18,8 @@ import (
 // replies come back. Field 0 of every frame is its type.
 const (
 	frameConfig = "CONFIG" // runner → worker: config JSON
-	frameCall   = "CALL"   // runner → worker: id, tool name, input JSON
-	frameExec   = "EXEC"   // runner → worker: id, command, timeout ms, max output
+	frameCall   = "CALL"   // runner → worker: id, tool name, input JSON, env JSON
+	frameExec   = "EXEC"   // runner → worker: id, command, timeout ms, max output, env JSON
 	frameCancel = "CANCEL" // runner → worker: id
 
 	frameReady    = "READY"    // worker → runner: ready JSON
@@ -81,6 +82,42 @@ func encodeJSON(v any) string {
 		panic(fmt.Sprintf("worker: encode %T: %v", v, err)) // plain structs: cannot fail
 	}
 	return string(b)
+}
+
+// encodeEnv is the env field of a request: the variables its processes get on top of
+// the tools' environment, as a JSON list, or empty when there are none.
+func encodeEnv(env []string) string {
+	if len(env) == 0 {
+		return ""
+	}
+	return encodeJSON(env)
+}
+
+// withEnv returns base with the variables of field (encodeEnv) set over it; base
+// itself is not changed.
+func withEnv(base []string, field string) ([]string, error) {
+	if field == "" {
+		return base, nil
+	}
+	var extra []string
+	if err := json.Unmarshal([]byte(field), &extra); err != nil {
+		return nil, fmt.Errorf("worker: request env: %w", err)
+	}
+	names := map[string]bool{}
+	for _, kv := range extra {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("worker: request env: %q is not NAME=VALUE", kv)
+		}
+		names[name] = true
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		if name, _, _ := strings.Cut(kv, "="); !names[name] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, extra...), nil
 }
 
 func flag(b bool) string {

@@ -53,6 +53,10 @@ type providers struct {
 	flags overrides
 	log   *zap.Logger
 
+	// wrap, when set, wraps the HTTP transport of every endpoint (the trace context
+	// sent with model requests).
+	wrap func(http.RoundTripper) http.RoundTripper
+
 	mu        sync.Mutex
 	endpoints map[string]*endpoint
 	models    map[string]*scripted.Model
@@ -252,7 +256,7 @@ func (p *providers) Provider(s jobs.Session, activity func()) (agent.Provider, r
 		return nil, runner.ProviderInfo{}, err
 	}
 	prov, err := p.build(c, s.Key, attemptIdle(s.Settings.IdleTimeout), activity)
-	return prov, runner.ProviderInfo{Name: c.name, Model: c.model}, err
+	return prov, runner.ProviderInfo{Name: c.name, Model: c.model, Server: serverOf(c)}, err
 }
 
 // build makes the provider of a choice. sessionKey travels in a header so a fake
@@ -321,6 +325,9 @@ func (p *providers) endpoint(key string) *endpoint {
 		return ep
 	}
 	ep := &endpoint{http: transport.NewHTTPClient(transport.Options{}), limiter: transport.NewLimiter(nil)}
+	if p.wrap != nil {
+		ep.http.Transport = p.wrap(ep.http.Transport)
+	}
 	p.endpoints[key] = ep
 	return ep
 }

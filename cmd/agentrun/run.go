@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/telemetry"
 )
 
 const runSynopsis = `agentrun run JOBS.yaml [--out DIR] [--concurrency N] [--resume] [--rerun-failed]
@@ -116,7 +117,18 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		return usagef("run: --concurrency must be positive")
 	}
 	outDir := first(*out, cfg.Out, "out")
+	var tel *telemetry.Telemetry
+	secrets := cfg.keys()
+	if !*dry {
+		var telSecrets []string
+		tel, telSecrets = a.newTelemetry(log)
+		defer flushTelemetry(tel)
+		secrets = append(secrets, telSecrets...)
+	}
 	provs := newProviders(cfg, ov, log)
+	if tel != nil && spec.Telemetry.PropagateToProvider {
+		provs.wrap = tel.Transport
+	}
 	defer provs.Close()
 	// Resolve every session's provider now: a missing key is a usage error before
 	// anything runs.
@@ -138,10 +150,13 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		Filter: *filter, Shard: sh,
 		Format: runner.Format(*format), Stdout: disp.stdout, Progress: disp.progress, Status: disp.status, Color: disp.color,
 		StdoutShared: disp.shared, StdoutColor: disp.stdoutColor,
-		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
+		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: secrets, LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
 		Warnings: warnings,
+	}
+	if tel != nil {
+		opts.Telemetry = tel
 	}
 	if cfg.GitHubActions {
 		if opts.GitHub = runner.GitHubFromEnv(a.getenv, a.Stdout); opts.GitHub != nil {
@@ -166,6 +181,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	sum, err := r.Run(sigCtx, spec)
+	flushTelemetry(tel) // also after SIGTERM, within its bound
 	interrupted := sigCtx.Err() != nil && ctx.Err() == nil
 	if log.Core().Enabled(zap.DebugLevel) {
 		// Everything the run started must be gone once it returned and the providers
