@@ -148,6 +148,8 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, o opts) {
 		d.integer(n, v, path, o)
 	case reflect.Float64:
 		d.float(n, v, path, o)
+	case reflect.Bool:
+		d.boolean(n, v, path, o)
 	default:
 		panic(fmt.Sprintf("jobs: no decoder for %s", v.Type()))
 	}
@@ -340,6 +342,10 @@ func checkKey(rule, key string) string {
 		if !validMatrixName(key) {
 			return fmt.Sprintf("matrix name %q: use letters, digits and '_', not starting with a digit, or a nested setting such as thinking.effort", key)
 		}
+	case "mcpname":
+		return checkMCPName(key)
+	case "header":
+		return checkHeaderName(key)
 	}
 	if key == "" {
 		return "empty key"
