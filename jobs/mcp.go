@@ -23,11 +23,11 @@ type MCPServerSettings struct {
 	Headers map[string]string `yaml:"headers" keys:"header" vars:"late" doc:"http: request headers, such as a static bearer token: {Authorization: \"Bearer ${TOKEN}\"}. ${VAR} values are read at session start and are secrets: redacted everywhere."`
 	// Required servers must connect, or the session ends with error_mcp before the
 	// first model call.
-	Required       *bool               `yaml:"required" doc:"When true, a server that does not connect ends the session with error_mcp before the first model call (default false: it is a warning, and its tools are absent)."`
-	Enabled        *bool               `yaml:"enabled" doc:"false turns the server off (an inherited one, say); default true."`
-	StartupTimeout *time.Duration      `yaml:"startup_timeout" limit:"positive" doc:"Limit on starting, initializing and listing the tools of the server (default 30s)."`
-	CallTimeout    *time.Duration      `yaml:"call_timeout" limit:"positive" doc:"Limit on one tool call (default 60s); past it the call is a tool error and the session goes on."`
-	Tools          *MCPToolsSettings   `yaml:"tools" doc:"Which of the server's tools are offered, as mcp__<server>__<tool>."`
+	Required       *bool             `yaml:"required" doc:"When true, a server that does not connect ends the session with error_mcp before the first model call (default false: it is a warning, and its tools are absent)."`
+	Enabled        *bool             `yaml:"enabled" doc:"false turns the server off (an inherited one, say); default true."`
+	StartupTimeout *time.Duration    `yaml:"startup_timeout" limit:"positive" doc:"Limit on starting, initializing and listing the tools of the server (default 30s)."`
+	CallTimeout    *time.Duration    `yaml:"call_timeout" limit:"positive" doc:"Limit on one tool call (default 60s); past it the call is a tool error and the session goes on."`
+	Tools          *MCPToolsSettings `yaml:"tools" doc:"Which of the server's tools are offered, as mcp__<server>__<tool>."`
 }
 
 // MCPToolsSettings filter a server's tools, as written; nil means absent.
