@@ -80,7 +80,7 @@ func TestStartupFaults(t *testing.T) {
 		mode, status string
 		reason       []string
 	}{
-		"exits at start":  {mode: "exit", status: protocol.MCPFailed, reason: []string{"the server exited while initializing", "exit status 1", "fatal: no configuration found"}},
+		"exits at start": {mode: "exit", status: protocol.MCPFailed, reason: []string{"the server exited while initializing", "exit status 1", "fatal: no configuration found"}},
 		"hangs in initialize": {mode: "hang-init", status: protocol.MCPTimeout,
 			reason: []string{"no answer within 1.5s (startup_timeout) while initializing"}},
 		"slow tools/list": {mode: "slow-list", status: protocol.MCPTimeout,
