@@ -61,6 +61,7 @@ stream:
 		case protocol.KindThinking:
 			a.thinking(m)
 		case protocol.KindToolCall:
+			m.Call.Server = s.serverOf(m.Call.Name)
 			if s.emit(m) != nil {
 				break stream
 			}
@@ -103,7 +104,7 @@ stream:
 // runTool runs one call and never panics: a failing or panicking tool becomes an
 // error result the model can read.
 func (s *Session) runTool(ctx context.Context, call protocol.ToolCall) (tr protocol.ToolResult) {
-	tr = protocol.ToolResult{ToolUseID: call.ID, Name: call.Name}
+	tr = protocol.ToolResult{ToolUseID: call.ID, Name: call.Name, Server: s.serverOf(call.Name)}
 	t, ok := s.tools[call.Name]
 	if !ok {
 		tr.Content, tr.IsError = fmt.Sprintf("unknown tool %q; available tools: %s", call.Name, strings.Join(s.specNames(), ", ")), true
