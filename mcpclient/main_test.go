@@ -15,18 +15,21 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/mcpclient"
+	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/worker"
 )
 
+// markEnv tags the processes of one test, so that the process table can be searched
+// for them.
+const markEnv = "AGENTRUN_TEST_MARK"
+
 // TestMain runs the test binary as a worker, or as the stdio test server, when started
 // so.
 func TestMain(m *testing.M) {
 	worker.ExitIfWorker()
-	if mode := os.Getenv(serverEnv); mode != "" {
-		os.Exit(stdioServer(mode))
-	}
+	mcptest.ExitIfServer()
 	goleak.VerifyTestMain(m)
 }
 
@@ -54,12 +57,8 @@ func newHarness(t *testing.T) *harness {
 	cfg.Hidden = cfg.Spec.Hidden()
 	h := &harness{t: t, client: worker.New(cfg, os.Args[0], nil), ws: ws,
 		mark: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())}
-	dst := filepath.Join(ws, "mcp-test-server")
-	if err := os.Link(os.Args[0], dst); err != nil {
-		b, err := os.ReadFile(os.Args[0])
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(dst, b, 0o755))
-	}
+	_, err = mcptest.Link(ws, "mcp-test-server")
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		assert.NoError(t, h.client.Close())
 		assert.Empty(t, marked(t, h.mark), "no process of the test's servers outlives it")
@@ -70,7 +69,7 @@ func newHarness(t *testing.T) *harness {
 // stdio is the config of a test server of mode.
 func (h *harness) stdio(name, mode string) mcpclient.Config {
 	return mcpclient.Config{Name: name, Command: "./mcp-test-server",
-		Env:            map[string]string{serverEnv: mode, markEnv: h.mark},
+		Env:            map[string]string{mcptest.Env: mode, markEnv: h.mark},
 		StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second}
 }
 

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/mcpclient"
+	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -205,19 +205,10 @@ func TestElicitationAndSamplingAreDeclined(t *testing.T) {
 	assert.Contains(t, declined[1], "MCP server test asked for a model completion (sampling); declined")
 }
 
-// httpServer serves the test server over streamable HTTP on loopback; a request
-// without the token gets 401 when token is set.
+// httpServer serves the test server over streamable HTTP on loopback.
 func httpServer(t *testing.T, token string) string {
 	t.Helper()
-	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newTestServer() }, nil)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://example.invalid/.well-known/oauth-protected-resource"`)
-			http.Error(w, "unauthorized", http.StatusUnauthorized)
-			return
-		}
-		handler.ServeHTTP(w, r)
-	}))
+	srv := mcptest.HTTP(token)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/mcp"
 }

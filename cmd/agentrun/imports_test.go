@@ -39,6 +39,7 @@ var allowedImports = map[string][]string{
 	"sandbox/netproxy":        {"golang.org/x/sys"},
 	"sandbox/escape":          {},
 	"worker":                  append([]string{"agent/tools", "protocol", "sandbox", "sandbox/netproxy"}, kernelLibs...),
+	"mcpclient/mcptest":       mcpLibs,
 	"mcpclient":               append([]string{"agent/tools", "protocol", "sandbox", "sandbox/netproxy", "worker"}, mcpLibs...),
 	"runner": append(append([]string{"jobs", "agent", "agent/tools", "sink", "protocol", "sandbox", "sandbox/netproxy", "worker",
 		"mcpclient", "github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",

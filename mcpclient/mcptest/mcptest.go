@@ -1,22 +1,65 @@
-package mcpclient_test
+// Package mcptest serves the MCP server of agentrun's tests, built with the official
+// SDK's server package: in process, over streamable HTTP, or over stdio as the test
+// binary itself started again with Env naming its mode (see ExitIfServer).
+package mcptest
 
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The MCP servers of the tests, built with the SDK's own server package. The stdio one
-// is this test binary started again with serverEnv naming its mode.
+// Env names the mode of the stdio server the test binary runs as.
+const Env = "AGENTRUN_TEST_MCP_SERVER"
 
-const (
-	serverEnv = "AGENTRUN_TEST_MCP_SERVER"
-	markEnv   = "AGENTRUN_TEST_MARK"
-)
+// ExitIfServer runs the stdio server and exits when this process was started as one.
+// Test binaries that start it call it first in TestMain, after worker.ExitIfWorker.
+func ExitIfServer() {
+	if mode := os.Getenv(Env); mode != "" {
+		os.Exit(ServeStdio(mode))
+	}
+}
+
+// Link makes this binary visible in a sandbox: a hard link (or a copy) in dir named
+// name. It returns the command that runs it from dir, "./name".
+func Link(dir, name string) (string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(dir, name)
+	if err := os.Link(self, dst); err != nil {
+		b, err := os.ReadFile(self)
+		if err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			return "", err
+		}
+	}
+	return "./" + name, nil
+}
+
+// HTTP serves the test server over streamable HTTP on loopback until closed; with a
+// token, a request without "Authorization: Bearer <token>" gets 401.
+func HTTP(token string) *httptest.Server {
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return NewServer() }, nil)
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && r.Header.Get("Authorization") != "Bearer "+token {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://example.invalid/.well-known/oauth-protected-resource"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		handler.ServeHTTP(w, r)
+	}))
+}
 
 type textIn struct {
 	Text string `json:"text" jsonschema:"the text to echo"`
@@ -37,8 +80,11 @@ type sizeIn struct {
 
 type empty struct{}
 
-// newTestServer builds the server every mode serves.
-func newTestServer() *mcp.Server {
+// NewServer builds the test server: tools echo, add (structured output), fail (a tool
+// error), big (that many bytes), hang (never answers), crash (exits mid-call), garble
+// (writes what is not JSON), ask and sample (elicitation and sampling), env (its
+// environment and working directory).
+func NewServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentrun-test", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes the text."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
@@ -101,11 +147,11 @@ func newTestServer() *mcp.Server {
 	return s
 }
 
-// stdioServer runs the stdio server of mode: ok, exit (at start), hang-init (never
+// ServeStdio runs the stdio server of mode: ok, exit (at start), hang-init (never
 // answers initialize), slow-list (tools/list takes a minute) or invalid-json (writes
 // a line that is not JSON first).
-func stdioServer(mode string) int {
-	s := newTestServer()
+func ServeStdio(mode string) int {
+	s := NewServer()
 	switch mode {
 	case "exit":
 		fmt.Fprintln(os.Stderr, "fatal: no configuration found")
