@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 
 // harness is a session's worker with the test server's binary in its workspace.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	client *worker.Client
 	ws     string
 	mark   string
@@ -43,9 +43,17 @@ type harness struct {
 }
 
 // newHarness starts a worker at the best level this machine has.
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
-	level := sandbox.Probe().Best()
+	return newHarnessAt(t, sandbox.Probe().Best())
+}
+
+// newHarnessAt starts a worker at level, skipping when the machine lacks it.
+func newHarnessAt(t testing.TB, level sandbox.Level) *harness {
+	t.Helper()
+	if err := sandbox.Probe().Supports(level); err != nil {
+		t.Skipf("this machine cannot run level %s: %v", level, err)
+	}
 	ws, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
 	m, err := sandbox.ParseMode("0467")
@@ -131,7 +139,7 @@ func (r *recorder) errors(kind string) []string {
 }
 
 // marked lists the host pids of live processes whose environment holds markEnv=m.
-func marked(t *testing.T, m string) []int {
+func marked(t testing.TB, m string) []int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc")
 	require.NoError(t, err)
