@@ -122,8 +122,8 @@ var examples = []example{
 		},
 	},
 	{
-		file:     "mcp.yaml",
-		wantExit: 0,
+		file:       "mcp.yaml",
+		wantExit:   0,
 		wantStatus: map[string]protocol.Status{"fix-issue": protocol.StatusSuccess},
 		check: func(t *testing.T, results map[string]protocol.Result, out string) {
 			res := results["fix-issue"]
