@@ -1,11 +1,9 @@
 package mcpclient_test
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -20,10 +18,6 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/worker"
 )
-
-// markEnv tags the processes of one test, so that the process table can be searched
-// for them.
-const markEnv = "AGENTRUN_TEST_MARK"
 
 // TestMain runs the test binary as a worker, or as the stdio test server, when started
 // so.
@@ -77,7 +71,7 @@ func newHarnessAt(t testing.TB, level sandbox.Level) *harness {
 // stdio is the config of a test server of mode.
 func (h *harness) stdio(name, mode string) mcpclient.Config {
 	return mcpclient.Config{Name: name, Command: "./mcp-test-server",
-		Env:            map[string]string{mcptest.Env: mode, markEnv: h.mark},
+		Env:            map[string]string{mcptest.Env: mode, mcptest.MarkEnv: h.mark},
 		StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second}
 }
 
@@ -138,28 +132,10 @@ func (r *recorder) errors(kind string) []string {
 	return out
 }
 
-// marked lists the host pids of live processes whose environment holds markEnv=m.
+// marked lists the live processes of the test's servers.
 func marked(t testing.TB, m string) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
+	pids, err := mcptest.Processes(m)
 	require.NoError(t, err)
-	var out []int
-	want := []byte(markEnv + "=" + m + "\x00")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(append(env, 0), want) {
-			continue
-		}
-		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
-				continue
-			}
-		}
-		out = append(out, pid)
-	}
-	return out
+	return pids
 }

@@ -24,6 +24,7 @@ import (
 // model call), and one whose optional server fails (a warning; the session goes on).
 func TestMCPSessions(t *testing.T) {
 	dir := t.TempDir()
+	mark := "runner-" + filepath.Base(dir)
 	ws := filepath.Join(dir, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	bin, err := mcptest.Link(ws, "mcp-test-server")
@@ -75,6 +76,9 @@ jobs:
 	}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Len(t, sum.Sessions, 3)
+	left, err := mcptest.Processes(mark)
+	require.NoError(t, err)
+	assert.Empty(t, left, "no server outlives its session")
 
 	results := map[string]protocol.Result{}
 	for _, key := range []string{"calls", "required-down", "optional-down"} {
@@ -113,12 +117,16 @@ jobs:
 		}
 	}
 	assert.Equal(t, []string{"test connected", "web connected"}, statuses, "after session_start, before the first model call")
-	require.Len(t, serverResults, 3)
+	require.Len(t, serverResults, 4)
 	assert.Equal(t, "echo: hello", serverResults[0].Content)
 	env := serverResults[1].Content
 	assert.Contains(t, env, "cwd="+realPath(t, ws)+"\n", "the workspace is its folder")
 	assert.NotContains(t, env, "sk-ant-NOT-FOR-TOOLS", "no provider key reaches the server")
 	assert.Contains(t, serverResults[2].Content, `"sum":42`)
+	big := serverResults[3]
+	assert.False(t, big.IsError)
+	assert.LessOrEqual(t, len(big.Content), 100_000, "a 10 MB result is capped like any tool's")
+	assert.Contains(t, big.Content, "[... truncated 10385")
 
 	down := results["required-down"]
 	assert.Equal(t, protocol.StatusMCP, down.Status)

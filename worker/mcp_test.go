@@ -2,7 +2,6 @@ package worker_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/worker"
 )
@@ -27,7 +27,7 @@ import (
 // the processes of one test, so that the process table can be searched for them.
 const (
 	serverEnv = "AGENTRUN_TEST_LINE_SERVER"
-	markEnv   = "AGENTRUN_TEST_MARK"
+	markEnv   = mcptest.MarkEnv
 )
 
 // lineServer is a stdio server that speaks lines, not MCP: the relay carries bytes.
@@ -72,30 +72,12 @@ func lineServer(mode string) int {
 // mark is a value unique to the calling test for markEnv.
 func mark(t *testing.T) string { return fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano()) }
 
-// marked lists the host pids of live processes whose environment holds markEnv=m.
+// marked lists the live processes whose environment holds markEnv=m.
 func marked(t *testing.T, m string) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
+	pids, err := mcptest.Processes(m)
 	require.NoError(t, err)
-	var out []int
-	want := []byte(markEnv + "=" + m + "\x00")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(append(env, 0), want) {
-			continue
-		}
-		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
-			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
-				continue
-			}
-		}
-		out = append(out, pid)
-	}
-	return out
+	return pids
 }
 
 // serverBinary makes this test binary visible in the sandbox: a link in the workspace.

@@ -4,12 +4,14 @@
 package mcptest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +27,38 @@ func ExitIfServer() {
 	if mode := os.Getenv(Env); mode != "" {
 		os.Exit(ServeStdio(mode))
 	}
+}
+
+// MarkEnv tags the processes a test starts (servers, and what they start), so that
+// Processes can find them in the process table.
+const MarkEnv = "AGENTRUN_TEST_MARK"
+
+// Processes lists the host pids of the live processes (zombies left out) whose
+// environment holds MarkEnv=mark: those of a test's servers that still run.
+func Processes(mark string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	want := []byte(MarkEnv + "=" + mark + "\x00")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append(env, 0), want) {
+			continue
+		}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
+				continue
+			}
+		}
+		out = append(out, pid)
+	}
+	return out, nil
 }
 
 // Link makes this binary visible in a sandbox: a hard link (or a copy) in dir named
