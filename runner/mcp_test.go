@@ -65,6 +65,12 @@ jobs:
     mcp_servers:
       web: {enabled: false}
       broken: {command: ./no-such-server}
+  - id: timeout-while-connecting
+    model: mcp
+    timeout: 1s
+    prompt: Never asked.
+    mcp_servers:
+      test: {command: `+bin+`, env: {`+mcptest.Env+`: hang-init, `+mcptest.MarkEnv+`: `+mark+`}, required: true, startup_timeout: 30s}
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "jobs.yaml"), []byte(specText), 0o644))
 	spec, err := jobs.Load(filepath.Join(dir, "jobs.yaml"), lookup)
@@ -75,13 +81,13 @@ jobs:
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-ant-NOT-FOR-TOOLS"},
 	}).Run(context.Background(), spec)
 	require.NoError(t, err)
-	require.Len(t, sum.Sessions, 3)
+	require.Len(t, sum.Sessions, 4)
 	left, err := mcptest.Processes(mark)
 	require.NoError(t, err)
 	assert.Empty(t, left, "no server outlives its session")
 
 	results := map[string]protocol.Result{}
-	for _, key := range []string{"calls", "required-down", "optional-down"} {
+	for _, key := range []string{"calls", "required-down", "optional-down", "timeout-while-connecting"} {
 		b, err := os.ReadFile(filepath.Join(out, "sessions", key, "result.json"))
 		require.NoError(t, err)
 		var r protocol.Result
@@ -155,6 +161,10 @@ jobs:
 	}
 	assert.True(t, warned, "a warning event")
 
+	// The session's own timeout, not the server, ended the session that was connecting.
+	assert.Equal(t, protocol.StatusTimeout, results["timeout-while-connecting"].Status)
+	assert.Equal(t, "failed", results["timeout-while-connecting"].MCPServers[0].Status)
+
 	// The token the http server's header reads is a secret: in no artifact.
 	err = filepath.Walk(out, func(path string, info os.FileInfo, err error) error {
 		if err != nil || info.IsDir() {
@@ -168,7 +178,7 @@ jobs:
 	require.NoError(t, err)
 	files, err := eventschema.ValidateTree(out)
 	require.NoError(t, err)
-	assert.Equal(t, 6, files)
+	assert.Equal(t, 8, files)
 }
 
 func realPath(t *testing.T, p string) string {

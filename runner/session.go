@@ -112,9 +112,10 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 			return
 		}
 		AttachMCP(servers, arts)
-		if mcpDown = MCPDown(servers); mcpDown != nil {
+		if mcpDown = MCPDown(servers); mcpDown != nil && sctx.Err() == nil {
 			return // before the first model call
 		}
+		mcpDown = nil // a session cancelled while connecting ends as cancelled
 		out = sess.Run(sctx, s.Prompt)
 	})
 	watch.stop()

@@ -225,7 +225,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	var res protocol.Result
 	if err := sess.Start(); err != nil {
 		res = protocol.Result{Status: protocol.StatusCrashed, Error: &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}}
-	} else if runner.AttachMCP(servers, locked); runner.MCPDown(servers) != nil {
+	} else if runner.AttachMCP(servers, locked); runner.MCPDown(servers) != nil && sigCtx.Err() == nil {
 		res = protocol.Result{Status: protocol.StatusMCP, Error: runner.MCPDown(servers), Checks: []protocol.Check{}}
 	} else {
 		o := sess.Run(sigCtx, prompt)
