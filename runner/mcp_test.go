@@ -70,7 +70,7 @@ jobs:
     timeout: 1s
     prompt: Never asked.
     mcp_servers:
-      test: {command: `+bin+`, env: {`+mcptest.Env+`: hang-init, `+mcptest.MarkEnv+`: `+mark+`}, required: true, startup_timeout: 30s}
+      test: {command: ` + bin + `, env: {` + mcptest.Env + `: hang-init, ` + mcptest.MarkEnv + `: ` + mark + `}, required: true, startup_timeout: 30s}
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "jobs.yaml"), []byte(specText), 0o644))
 	spec, err := jobs.Load(filepath.Join(dir, "jobs.yaml"), lookup)
