@@ -27,6 +27,17 @@ type ToolRunner interface {
 	RunTool(ctx context.Context, name string, input json.RawMessage) tools.Result
 }
 
+// ServerTools are tools that servers outside agentrun serve (MCP servers), offered
+// after the built-in ones, sub-agents' included. Call must not panic; failures are
+// error results.
+type ServerTools interface {
+	// Specs are the tools to offer; their names are unique.
+	Specs() []protocol.ToolSpec
+	// Server names the server of an offered tool.
+	Server(tool string) string
+	Call(ctx context.Context, tool string, input json.RawMessage) tools.Result
+}
+
 // Sink receives every message of the session, in order.
 type Sink interface {
 	Write(m protocol.Message) error
@@ -78,6 +89,8 @@ type Config struct {
 	SubAgents SubAgentConfig
 	// Sandbox is the confinement the tools run under, for session_start.
 	Sandbox *protocol.Sandbox
+	// MCPServers are the MCP servers as connecting left them, for session_start.
+	MCPServers []protocol.MCPServer
 }
 
 // Budget limits what a session may spend. Zero fields are unlimited.
@@ -122,6 +135,8 @@ type Deps struct {
 	// Observer, when set, watches every model call, tool call, compaction and
 	// sub-agent, sub-agents' included.
 	Observer Observer
+	// Servers, when set, are the session's MCP tools.
+	Servers ServerTools
 }
 
 func (c *Config) defaults() {

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -158,7 +159,37 @@ func (s *Session) selectTools() error {
 		s.tools[name] = t
 		s.specs = append(s.specs, t.Spec())
 	}
+	if s.deps.Servers != nil {
+		for _, sp := range s.deps.Servers.Specs() {
+			if _, taken := s.tools[sp.Name]; taken {
+				continue
+			}
+			s.tools[sp.Name] = serverTool{spec: sp, server: s.deps.Servers.Server(sp.Name), set: s.deps.Servers}
+			s.specs = append(s.specs, sp)
+		}
+	}
 	return nil
+}
+
+// serverTool is a tool an MCP server serves.
+type serverTool struct {
+	spec   protocol.ToolSpec
+	server string
+	set    ServerTools
+}
+
+func (t serverTool) Spec() protocol.ToolSpec { return t.spec }
+
+func (t serverTool) Run(ctx context.Context, _ *tools.Env, input json.RawMessage) tools.Result {
+	return t.set.Call(ctx, t.spec.Name, input)
+}
+
+// serverOf names the MCP server of a tool, "" for a built-in one.
+func (s *Session) serverOf(name string) string {
+	if t, ok := s.tools[name].(serverTool); ok {
+		return t.server
+	}
+	return ""
 }
 
 func (s *Session) specNames() []string {
@@ -191,7 +222,7 @@ func (s *Session) Start() error {
 	return s.emit(protocol.Message{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
 		SessionID: s.cfg.SessionID, JobID: s.cfg.JobID, Provenance: s.cfg.Provenance,
 		Cwd: s.cfg.Workspace, Tools: s.specNames(), TS: s.deps.Now().UTC().Format(protocol.TimeFormat),
-		Sandbox: s.cfg.Sandbox,
+		Sandbox: s.cfg.Sandbox, MCPServers: s.cfg.MCPServers,
 	}})
 }
 

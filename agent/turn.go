@@ -68,6 +68,7 @@ stream:
 		case protocol.KindThinking:
 			a.thinking(m)
 		case protocol.KindToolCall:
+			m.Call.Server = s.serverOf(m.Call.Name)
 			if s.emit(m) != nil {
 				break stream
 			}
@@ -118,7 +119,7 @@ stream:
 // runTool runs one call and never panics: a failing or panicking tool becomes an
 // error result the model can read.
 func (s *Session) runTool(ctx context.Context, call protocol.ToolCall) (tr protocol.ToolResult) {
-	tr = protocol.ToolResult{ToolUseID: call.ID, Name: call.Name}
+	tr = protocol.ToolResult{ToolUseID: call.ID, Name: call.Name, Server: s.serverOf(call.Name)}
 	if s.deps.Observer != nil {
 		var span Span
 		ctx, span = s.deps.Observer.Start(ctx, Op{Kind: OpTool, SessionID: s.cfg.SessionID, Call: call})

@@ -74,6 +74,8 @@ func sandboxFigures(level string) []row {
 	start := "^BenchmarkSandboxStart$/^" + level + "$"
 	run := "^BenchmarkRun1000$/^" + level + "$"
 	runArgs := []string{"-benchtime", "1x", "-timeout", "30m"}
+	mcp := func(sub string) string { return "^BenchmarkMCPCall$/^" + sub + "$" }
+	mcpArgs := []string{"-benchtime", "2000x"}
 	return []row{
 		{figure{"tool round trip through the worker, sandbox " + level + ": a Read of a small file (p50)", "./worker", rt, nil, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/read"},
 		{figure{"… p99", "./worker", rt, nil, "p99-µs", same, "%.0f µs", "reported", nil}, "/read"},
@@ -84,6 +86,9 @@ func sandboxFigures(level string) []row {
 		{figure{"… peak heap per running session", "./runner", run, runArgs, "MB/running-session", same, "%.2f MB", "< 2 MB", func(v float64) bool { return v < 2 }}, ""},
 		{figure{"… CPU per session, runner", "./runner", run, runArgs, "cpu-ms/session", same, "%.2f ms", "reported", nil}, ""},
 		{figure{"… CPU per session, its worker", "./runner", run, runArgs, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, ""},
+		{figure{"MCP tool call (echo), p50: the SDK's client and server in one process", "./mcpclient", mcp("in-process"), mcpArgs, "p50-µs", same, "%.0f µs", "reported", nil}, "/in-process"},
+		{figure{"… a stdio server in the session's worker at " + level + " (the relay and a process of its own)", "./mcpclient", mcp("stdio$/^" + level), mcpArgs, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/stdio/" + level},
+		{figure{"… a streamable-HTTP server on loopback", "./mcpclient", mcp("http"), mcpArgs, "p50-µs", same, "%.0f µs", "reported", nil}, "/http"},
 	}
 }
 

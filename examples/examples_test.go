@@ -122,6 +122,28 @@ var examples = []example{
 		},
 	},
 	{
+		file:       "mcp.yaml",
+		wantExit:   0,
+		wantStatus: map[string]protocol.Status{"fix-issue": protocol.StatusSuccess},
+		check: func(t *testing.T, results map[string]protocol.Result, out string) {
+			res := results["fix-issue"]
+			assert.Equal(t, []protocol.MCPServer{{Name: "tracker", Transport: "stdio", Status: protocol.MCPConnected,
+				ToolCount: 3, Required: true}}, res.MCPServers)
+			ws := filepath.Join(out, runner.WorkspacesDir, "fix-issue")
+			issues := readFile(t, filepath.Join(ws, "issues.json"))
+			assert.Contains(t, issues, `"state": "closed"`, "the tracker recorded the comment in the session's copy")
+			assert.Contains(t, issues, "Fixed: Mean returns 0")
+			assert.Contains(t, readFile(t, filepath.Join(ws, "stats", "stats.go")), "len(xs) == 0")
+			tools := usedTools(t, out)
+			for _, name := range []string{"mcp__tracker__list_issues", "mcp__tracker__get_issue", "mcp__tracker__comment", "Edit", "Bash"} {
+				assert.True(t, tools[name], "the session calls %s", name)
+			}
+			transcript := readFile(t, filepath.Join(out, runner.SessionsDir, "fix-issue", runner.TranscriptFile))
+			assert.Contains(t, transcript, "◇ mcp tracker: connected (3 tools)")
+			assert.Contains(t, transcript, "stats.Mean panics on an empty sample", "the issue came from the tracker")
+		},
+	},
+	{
 		file:     "maintenance.yaml",
 		wantExit: 0,
 		wantStatus: map[string]protocol.Status{

@@ -342,6 +342,10 @@ func checkKey(rule, key string) string {
 		if !validMatrixName(key) {
 			return fmt.Sprintf("matrix name %q: use letters, digits and '_', not starting with a digit, or a nested setting such as thinking.effort", key)
 		}
+	case "mcpname":
+		return checkMCPName(key)
+	case "header":
+		return checkHeaderName(key)
 	}
 	if key == "" {
 		return "empty key"

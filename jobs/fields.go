@@ -12,7 +12,8 @@ type opts struct {
 	want      string // what the pattern means, for messages
 	anyScalar bool   // strings accept any scalar, written as text (env values, matrix values)
 	keys      string // rule for map keys: "envname" or "matrix"
-	check     string // rule checked in code for every string value: "path" or "host"
+	check     string // rule checked in code for every string value: "path", "host", "url" or "toolpattern"
+	late      bool   // ${VAR} is checked while parsing but kept as written, for the runner to read (secrets)
 }
 
 // field is one YAML key of a struct type.
@@ -54,6 +55,7 @@ func fieldsOf(t reflect.Type) []field {
 				anyScalar: sf.Tag.Get("scalars") == "any",
 				keys:      sf.Tag.Get("keys"),
 				check:     sf.Tag.Get("check"),
+				late:      sf.Tag.Get("vars") == "late",
 			},
 		})
 	}

@@ -64,3 +64,44 @@ func FuzzParse(f *testing.F) {
 		})
 	})
 }
+
+// FuzzParseMCPConfig checks that ParseMCPConfig never panics, that its errors are
+// problem lists, and that the servers it accepts are each one transport.
+// Seeds: testdata/mcp/*.json and the corpus in testdata/fuzz/FuzzParseMCPConfig.
+func FuzzParseMCPConfig(f *testing.F) {
+	files, err := filepath.Glob("testdata/mcp/*.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	env := mapEnv(map[string]string{"TOKEN": "t", "EMPTY": ""})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzguard.Run(len(data), func() {
+			servers, err := ParseMCPConfig(".mcp.json", data, env)
+			if err != nil {
+				var se *SpecError
+				if !errors.As(err, &se) || len(se.Errors) == 0 {
+					t.Fatalf("error %T %v is not a *SpecError with problems", err, err)
+				}
+				return
+			}
+			for _, s := range servers {
+				if (s.Type == MCPStdio) == (s.Command == "") || (s.Type == MCPHTTP) == (s.URL == "") {
+					t.Fatalf("server %+v is not one transport", s)
+				}
+				if s.StartupTimeout <= 0 || s.CallTimeout <= 0 {
+					t.Fatalf("server %+v has no timeouts", s)
+				}
+				if _, _, err := s.Expand(env); err != nil {
+					t.Fatalf("accepted server does not expand: %v", err)
+				}
+			}
+		})
+	})
+}

@@ -222,6 +222,7 @@ func TestInheritanceOfEveryField(t *testing.T) {
 		"script":       {"one.txt", "two.txt"},
 		"sandbox":      {"{level: strict}", "{level: off}"},
 		"network":      {"{allow: [a.example]}", "{allow: [b.example]}"},
+		"mcp_servers":  {"{a: {command: one}}", "{a: {command: two}}"},
 	}
 	for _, f := range fieldsOf(settingsType) {
 		t.Run(f.name, func(t *testing.T) {

@@ -153,7 +153,39 @@ func (d *decoder) str(n *yaml.Node, v reflect.Value, path string, o opts) {
 		d.ps.add(posOf(n), path, "%s", shown(msg, s, n.Value, substituted))
 		return
 	}
+	if o.late && n.ShortTag() == "!!str" {
+		s = n.Value // expanded again where it is used, so that no secret is kept here
+	}
 	v.SetString(s)
+}
+
+// boolean sets v from a YAML boolean, or a string that uses ${VAR} and expands to
+// true or false.
+func (d *decoder) boolean(n *yaml.Node, v reflect.Value, path string, o opts) {
+	switch {
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool":
+		var b bool
+		if err := n.Decode(&b); err != nil {
+			d.ps.add(posOf(n), path, "invalid boolean %s", n.Value)
+			return
+		}
+		v.SetBool(b)
+	case isVarString(n):
+		s, _, ok := d.text(n, path, o)
+		if !ok {
+			return
+		}
+		switch strings.TrimSpace(s) {
+		case "true":
+			v.SetBool(true)
+		case "false":
+			v.SetBool(false)
+		default:
+			d.ps.add(posOf(n), path, "%q does not expand to true or false", n.Value)
+		}
+	default:
+		d.typeErr(n, path, "true or false")
+	}
 }
 
 // valueMark stands for the offending value in the messages of checkString and
@@ -196,6 +228,10 @@ func (d *decoder) checkString(t reflect.Type, s string, o opts) string {
 		return checkPath(s)
 	case "host":
 		return checkHost(s)
+	case "url":
+		return checkURL(s)
+	case "toolpattern":
+		return checkToolPattern(s)
 	}
 	return ""
 }
@@ -266,31 +302,6 @@ func (d *decoder) float(n *yaml.Node, v reflect.Value, path string, o opts) {
 		return
 	}
 	v.SetFloat(f)
-}
-
-func (d *decoder) boolean(n *yaml.Node, v reflect.Value, path string, o opts) {
-	var b bool
-	switch {
-	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool":
-		if err := n.Decode(&b); err != nil {
-			d.typeErr(n, path, "true or false")
-			return
-		}
-	case isVarString(n):
-		s, _, ok := d.text(n, path, o)
-		if !ok {
-			return
-		}
-		var err error
-		if b, err = strconv.ParseBool(strings.TrimSpace(s)); err != nil {
-			d.ps.add(posOf(n), path, "%q does not expand to true or false", n.Value)
-			return
-		}
-	default:
-		d.typeErr(n, path, "true or false")
-		return
-	}
-	v.SetBool(b)
 }
 
 func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string, o opts) {

@@ -22,6 +22,11 @@ const (
 	// hostPattern is a looser form of checkHost: a host name, "*.domain" or
 	// ".domain", or something made of the characters of an IPv6 address.
 	hostPattern = `^((\*\.|\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*|[0-9A-Fa-f.]*:[0-9A-Fa-f:.]*)$`
+	// mcpNamePattern, headerNamePattern and urlPattern are looser forms of
+	// checkMCPName, checkHeaderName and checkURL.
+	mcpNamePattern    = `^[A-Za-z0-9_-]+$`
+	headerNamePattern = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"
+	urlPattern        = `^[Hh][Tt][Tt][Pp][Ss]?://[^/?#]+`
 )
 
 // SchemaID is the $id of the job spec schema. The schema is also committed as
@@ -80,6 +85,10 @@ func schemaOf(t reflect.Type, o opts) *obj {
 			names.set("pattern", envNamePattern)
 		case "matrix":
 			names.set("pattern", matrixNamePattern)
+		case "mcpname":
+			names.set("pattern", mcpNamePattern).set("maxLength", MaxMCPName)
+		case "header":
+			names.set("pattern", headerNamePattern)
 		}
 		return newObj().set("type", "object").set("propertyNames", names).
 			set("additionalProperties", schemaOf(t.Elem(), o))
@@ -127,6 +136,8 @@ func stringSchema(t reflect.Type, o opts) *obj {
 		return orVar(s.set("pattern", pathPattern))
 	case o.check == "host":
 		return orVar(s.set("pattern", hostPattern))
+	case o.check == "url":
+		return orVar(s.set("pattern", urlPattern))
 	}
 	return s
 }

@@ -118,6 +118,7 @@ func resolve(st Settings, dir string) Resolved {
 	if st.Script != nil {
 		r.Script = under(dir, *st.Script)
 	}
+	r.MCPServers = resolveMCP(st.MCPServers)
 	return r
 }
 

@@ -84,6 +84,9 @@ type Settings struct {
 	MaxContext  *int               `yaml:"max_context" limit:"positive" doc:"Context window in tokens that triggers compaction (default: the model's)."`
 	Skills      []string           `yaml:"skills" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]*$" doc:"Skills (SKILL.md directories) loaded into the system prompt by name."`
 	Script      *string            `yaml:"script" doc:"Script file of the scripted provider, relative to the spec file's directory."`
+	// MCPServers are connected at session start; their tools are offered as
+	// mcp__<server>__<tool>.
+	MCPServers map[string]MCPServerSettings `yaml:"mcp_servers" keys:"mcpname" doc:"MCP tool servers by name, connected at session start; their tools are offered as mcp__<name>__<tool>. A job's entry replaces the defaults' entry of the same name; enabled: false turns one off."`
 }
 
 // BudgetSettings are per-session limits as written; nil means absent.
@@ -208,6 +211,9 @@ type Resolved struct {
 	Skills     []string `json:"skills"`
 	// Script is absolute, or empty when none is set.
 	Script string `json:"script"`
+	// MCPServers are sorted by name, without the disabled ones; nil, and left out of
+	// the JSON, for none.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
 // Built-in defaults for settings that neither the spec's defaults nor the job set.

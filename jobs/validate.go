@@ -65,6 +65,7 @@ func (v *validator) settings(st *Settings, path string) {
 	if n := st.Network; n != nil {
 		v.duplicates(join(path, "network.allow"), "host", n.Allow, strings.ToLower)
 	}
+	checkMCP(st.MCPServers, join(path, "mcp_servers"), s.at, v.ps, v.hasProblem)
 	seen := map[Tool]int{}
 	for i, t := range st.Tools {
 		if t == "" {

@@ -55,11 +55,13 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		o.str("id", m.Call.ID)
 		o.key("input")
 		o.buf = appendInput(o.buf, m.Call.Input)
+		o.strOpt("server", m.Call.Server)
 	case KindToolResult:
 		o.str("tool_use_id", m.Result.ToolUseID)
 		o.str("name", m.Result.Name)
 		o.str("content", m.Result.Content)
 		o.bool("is_error", m.Result.IsError)
+		o.strOpt("server", m.Result.Server)
 	case KindUsage:
 		o.int("input_tokens", m.Usage.Input)
 		o.int("output_tokens", m.Usage.Output)
@@ -106,6 +108,8 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		v := violationOrZero(m.Violation)
 		o.str("kind", v.Kind)
 		o.str("target", v.Target)
+	case KindMCPStatus:
+		appendMCPMembers(&o, mcpOrZero(m.MCP), "server")
 	case KindSubAgentEnd:
 		s := subOrZero(m.Sub)
 		o.str("sub_session_id", s.SessionID)
@@ -131,6 +135,7 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		}
 		o.str("ts", ts)
 		appendSandbox(&o, s.Sandbox)
+		appendMCPList(&o, s.MCPServers)
 	case KindResult:
 		appendResult(&o, resultOrZero(m.Final))
 	}
@@ -185,6 +190,12 @@ type wireEvent struct {
 	Tools     []string          `json:"tools"`
 	Sandbox   *Sandbox          `json:"sandbox"`
 	Target    string            `json:"target"`
+	Server    string            `json:"server"`
+	Transport string            `json:"transport"`
+	ToolCount int               `json:"tool_count"`
+	Required  bool              `json:"required"`
+	Restarts  int               `json:"restarts"`
+	MCP       []MCPServer       `json:"mcp_servers"`
 }
 
 // ParseEvent decodes one event line written by AppendEvent. Unknown fields are
@@ -221,9 +232,9 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 	case KindThinking:
 		m.Text, m.Signature, m.Redacted = w.Content, w.Signature, w.Redacted
 	case KindToolCall:
-		m.Call = ToolCall{Name: w.Name, ID: w.ID, Input: inputText(w.Input)}
+		m.Call = ToolCall{Name: w.Name, ID: w.ID, Input: inputText(w.Input), Server: w.Server}
 	case KindToolResult:
-		m.Result = ToolResult{ToolUseID: w.ToolUseID, Name: w.Name, Content: w.Content, IsError: w.IsError}
+		m.Result = ToolResult{ToolUseID: w.ToolUseID, Name: w.Name, Content: w.Content, IsError: w.IsError, Server: w.Server}
 	case KindUsage:
 		m.Usage = Usage{Input: w.In, Output: w.Out, CacheRead: w.CacheRead, CacheCreation: w.CacheNew}
 		m.UsageKind, m.SubSession = w.Kind, w.SubID
@@ -248,12 +259,19 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 		m.Sub = &SubAgent{SessionID: w.SubID, Timestamp: w.Timestamp, Status: w.Status}
 	case KindSandboxViolation:
 		m.Violation = &Violation{Kind: w.Kind, Target: w.Target}
+	case KindMCPStatus:
+		m.MCP = &MCPServer{Name: w.Server, Transport: w.Transport, Status: w.Status, Reason: w.Reason,
+			ToolCount: w.ToolCount, Required: w.Required, Restarts: w.Restarts}
 	case KindSessionStart:
 		m.Session = &SessionStart{SessionID: w.SessionID, JobID: w.JobID, Provenance: Provenance{
 			Provider: w.Provider, Model: w.Model, Matrix: w.Matrix, Repeat: w.Repeat, Attempt: w.Attempt,
-			Version: w.Version}, Cwd: w.Cwd, Tools: w.Tools, TS: w.TS, Sandbox: normalSandbox(w.Sandbox)}
+			Version: w.Version}, Cwd: w.Cwd, Tools: w.Tools, TS: w.TS, Sandbox: normalSandbox(w.Sandbox),
+			MCPServers: normalMCP(w.MCP)}
 		if m.Session.Tools == nil {
 			m.Session.Tools = []string{}
+		}
+		if len(m.Session.Matrix) == 0 {
+			m.Session.Matrix = nil
 		}
 	case KindResult:
 		var r Result
@@ -262,6 +280,10 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 		}
 		r.StructuredOutput = normalJSON(r.StructuredOutput, true)
 		r.Sandbox = normalSandbox(r.Sandbox)
+		r.MCPServers = normalMCP(r.MCPServers)
+		if len(r.Matrix) == 0 {
+			r.Matrix = nil // AppendEvent leaves an empty matrix out
+		}
 		m.Final = &r
 	}
 	return m, env, nil

@@ -68,6 +68,21 @@ func messagesWith(s string) map[string]protocol.Message {
 		"sandbox violation": {Kind: protocol.KindSandboxViolation, Violation: &protocol.Violation{Kind: "network_denied", Target: "evil.example:443" + s}},
 		"result with sandbox": {Kind: protocol.KindResult, Final: &protocol.Result{
 			SessionID: "s3", Status: protocol.StatusSuccess, Sandbox: &protocol.Sandbox{Level: "off", Layers: []string{}}}},
+		"mcp tool call": {Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "mcp__gh__search" + s, ID: "toolu_03",
+			Input: `{"q":` + string(quoted) + `}`, Server: "gh" + s}},
+		"mcp tool result": {Kind: protocol.KindToolResult, Result: protocol.ToolResult{ToolUseID: "toolu_03",
+			Name: "mcp__gh__search", Content: s, IsError: true, Server: "gh" + s}},
+		"mcp status": {Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "gh" + s, Transport: "stdio",
+			Status: protocol.MCPTimeout, Reason: "no answer to initialize within 30s" + s, Required: true}},
+		"mcp status restarted": {Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "db", Transport: "http",
+			Status: protocol.MCPRestarted, ToolCount: 12, Restarts: 1}},
+		"session start with mcp": {Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{
+			SessionID: "s4", Tools: []string{"Read", "mcp__gh__search"}, TS: "2026-05-06T12:00:00.000Z",
+			MCPServers: []protocol.MCPServer{{Name: "gh" + s, Transport: "stdio", Status: protocol.MCPConnected, ToolCount: 1},
+				{Name: "db", Transport: "http", Status: protocol.MCPNeedsAuth, Reason: s}}}},
+		"result with mcp": {Kind: protocol.KindResult, Final: &protocol.Result{
+			SessionID: "s5", Status: protocol.StatusMCP, IsError: true, Error: &protocol.Error{Kind: protocol.ErrMCP, Message: s},
+			MCPServers: []protocol.MCPServer{{Name: "gh", Transport: "stdio", Status: protocol.MCPFailed, Reason: s, Required: true}}}},
 	}
 }
 

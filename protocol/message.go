@@ -30,6 +30,7 @@ const (
 	KindSubAgentEnd
 	KindResult
 	KindSandboxViolation
+	KindMCPStatus
 	kindEnd // one past the last valid kind
 )
 
@@ -49,6 +50,7 @@ var kindNames = [...]string{
 	KindSubAgentEnd:      "SUB_AGENT_END",
 	KindResult:           "RESULT",
 	KindSandboxViolation: "SANDBOX_VIOLATION",
+	KindMCPStatus:        "MCP_STATUS",
 }
 
 var eventNames = [...]string{
@@ -67,6 +69,7 @@ var eventNames = [...]string{
 	KindSubAgentEnd:      "sub_agent_end",
 	KindResult:           "result",
 	KindSandboxViolation: "sandbox_violation",
+	KindMCPStatus:        "mcp_status",
 }
 
 // Valid reports whether k is one of the defined kinds.
@@ -144,6 +147,8 @@ type Message struct {
 	Err Error
 	// Violation is what the sandbox refused, KindSandboxViolation.
 	Violation *Violation
+	// MCP is the state of an MCP server, KindMCPStatus.
+	MCP *MCPServer
 	// Context is the KindContextUpdate payload.
 	Context ContextUpdate
 	// Sub describes a sub-agent (KindSubAgentStart, KindSubAgentResult, KindSubAgentEnd).
@@ -161,6 +166,8 @@ type ToolCall struct {
 	// Input is the input JSON exactly as the model sent it. It may be invalid JSON;
 	// the encoders carry it faithfully either way.
 	Input string
+	// Server names the MCP server whose tool this is; empty for a built-in tool.
+	Server string
 }
 
 // ToolResult is the outcome of one tool call.
@@ -169,6 +176,8 @@ type ToolResult struct {
 	Name      string
 	Content   string
 	IsError   bool
+	// Server names the MCP server that ran the call; empty for a built-in tool.
+	Server string
 }
 
 // Usage counts tokens. Input excludes cached tokens on every provider.
@@ -222,6 +231,11 @@ const (
 	ErrChecks    = "checks"
 	ErrSchema    = "output_schema"
 	ErrInternal  = "internal"
+	// ErrMCP: an MCP server failed (a required one ends the session, status error_mcp;
+	// an optional one is a warning); ErrMCPDeclined: a server asked for what a headless
+	// session cannot give (elicitation, sampling), and was declined.
+	ErrMCP         = "mcp"
+	ErrMCPDeclined = "mcp_declined"
 )
 
 // ErrorKinds lists every stable error kind in a stable order.
@@ -271,6 +285,8 @@ type SessionStart struct {
 	TS    string   `json:"ts"`
 	// Sandbox is the confinement the session's tools run under; nil when unknown.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// MCPServers are the session's MCP servers as connecting left them; nil for none.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
 // Violation is an action of a tool that the sandbox refused: Kind is a stable word

@@ -28,6 +28,7 @@ const (
 	extTimestamp  = "timestamp"
 	extSandbox    = "sandbox_level"
 	extLayers     = "sandbox_layers"
+	extServer     = "server"
 )
 
 // frame accumulates the fields of one message being encoded.
@@ -76,8 +77,10 @@ func fieldsOf(m Message) ([]string, error) {
 		for _, kv := range InputMembers(m.Call.Input) {
 			f.add(kv[0], kv[1])
 		}
+		f.ext(extServer, m.Call.Server)
 	case KindToolResult:
 		f.add(m.Result.ToolUseID, m.Result.Name, m.Result.Content, boolField(m.Result.IsError))
+		f.ext(extServer, m.Result.Server)
 	case KindUsage:
 		u := m.Usage
 		f.add(itoa(u.Input), itoa(u.Output), itoa(u.CacheRead), itoa(u.CacheCreation))
@@ -111,6 +114,7 @@ func fieldsOf(m Message) ([]string, error) {
 		if s.Sandbox != nil {
 			f.add(extSandbox, s.Sandbox.Level, extLayers, s.Sandbox.joinLayers())
 		}
+		addMCPExt(&f, s.MCPServers)
 	case KindSubAgentStart:
 		s := subOrZero(m.Sub)
 		f.add(s.SessionID, s.Description, s.Prompt, s.Timestamp)
@@ -120,6 +124,8 @@ func fieldsOf(m Message) ([]string, error) {
 	case KindSandboxViolation:
 		v := violationOrZero(m.Violation)
 		f.add(v.Kind, v.Target)
+	case KindMCPStatus:
+		f.add(mcpFields(mcpOrZero(m.MCP))...)
 	case KindResult:
 		r := resultOrZero(m.Final)
 		addResult(&f, r)
@@ -127,6 +133,7 @@ func fieldsOf(m Message) ([]string, error) {
 			f.add(extSandbox, r.Sandbox.Level, extLayers, r.Sandbox.joinLayers())
 		}
 		addProvenanceExt(&f, r.Provenance, true)
+		addMCPExt(&f, r.MCPServers)
 	default:
 		return nil, fmt.Errorf("encode: invalid kind %d", m.Kind)
 	}
@@ -227,6 +234,8 @@ func messageOf(k Kind, fields []string) (Message, error) {
 		m.Sub = &SubAgent{SessionID: p.next(), Status: p.next(), Timestamp: p.next()}
 	case KindSandboxViolation:
 		m.Violation = &Violation{Kind: p.next(), Target: p.next()}
+	case KindMCPStatus:
+		m.MCP = mcpOf(&p)
 	case KindResult:
 		m.Final = p.result()
 	}
@@ -261,6 +270,33 @@ func (m *Message) setExt(name, value string) error {
 	if prov != nil {
 		if ok, err := setProvenance(prov, name, value); ok {
 			return err
+		}
+	}
+	if name == extMCP {
+		var list *[]MCPServer
+		switch {
+		case m.Kind == KindSessionStart && m.Session != nil:
+			list = &m.Session.MCPServers
+		case m.Kind == KindResult && m.Final != nil:
+			list = &m.Final.MCPServers
+		default:
+			return nil
+		}
+		s, err := parseMCPExt(value)
+		if err != nil {
+			return err
+		}
+		*list = append(*list, s)
+		return nil
+	}
+	if name == extServer {
+		switch m.Kind {
+		case KindToolCall:
+			m.Call.Server = value
+			return nil
+		case KindToolResult:
+			m.Result.Server = value
+			return nil
 		}
 	}
 	if name == extSandbox || name == extLayers {

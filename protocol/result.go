@@ -25,6 +25,8 @@ const (
 	StatusOutputSchema Status = "error_output_schema"
 	StatusCancelled    Status = "cancelled"
 	StatusCrashed      Status = "crashed"
+	// StatusMCP: a required MCP server did not connect; no model call was made.
+	StatusMCP Status = "error_mcp"
 )
 
 // Statuses lists every status in a stable order.
@@ -32,7 +34,7 @@ func Statuses() []Status {
 	return []Status{
 		StatusSuccess, StatusMaxTurns, StatusTimeout, StatusInactivity, StatusBudget,
 		StatusMaxTokens, StatusProvider, StatusAuth, StatusRequest, StatusChecks,
-		StatusOutputSchema, StatusCancelled, StatusCrashed,
+		StatusOutputSchema, StatusCancelled, StatusCrashed, StatusMCP,
 	}
 }
 
@@ -118,6 +120,8 @@ type Result struct {
 	Key string `json:"key,omitempty"`
 	// Sandbox is the confinement the session's tools ran under.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+	// MCPServers is the last state of each MCP server of the session; nil for none.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
 // Check is the outcome of one post-run check command.
@@ -194,6 +198,7 @@ func appendResult(o *jsonObject, r Result) {
 	o.strOpt("spec_digest", r.SpecDigest)
 	o.strOpt("key", r.Key)
 	appendSandbox(o, r.Sandbox)
+	appendMCPList(o, r.MCPServers)
 }
 
 // appendSandbox writes the sandbox member when there is one.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/mcpclient"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox/netproxy"
 	"github.com/agentrun/agentrun/sink"
@@ -73,6 +74,8 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	var out agent.Outcome
 	var ws *workspace
 	var sb *Sandbox
+	var servers *mcpclient.Set
+	var mcpDown *protocol.Error
 	var setupErr error
 	started := false
 	defer func() {
@@ -92,6 +95,14 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		if setupErr != nil {
 			return
 		}
+		if servers, setupErr = st.openMCP(sctx, s, sb, watch.touch); setupErr != nil {
+			return
+		}
+		defer func() {
+			if err := servers.Close(); err != nil {
+				st.r.log.Warn("close MCP servers", zapKey(s.Key), zapErr(err))
+			}
+		}()
 		var sess *agent.Session
 		store := &agent.DirStore{Dir: dir, Files: files}
 		defer func() {
@@ -99,7 +110,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 				st.r.log.Warn("close messages", zapKey(s.Key), zapErr(err))
 			}
 		}()
-		sess, setupErr = st.newAgent(s, &res.Provenance, res.SessionID, ws.dir, store, arts, watch, sb)
+		sess, setupErr = st.newAgent(s, &res.Provenance, res.SessionID, ws.dir, store, arts, watch, sb, servers)
 		if setupErr != nil {
 			return
 		}
@@ -107,6 +118,11 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		if setupErr = sess.Start(); setupErr != nil {
 			return
 		}
+		AttachMCP(servers, arts)
+		if mcpDown = MCPDown(servers); mcpDown != nil && sctx.Err() == nil {
+			return // before the first model call
+		}
+		mcpDown = nil // a session cancelled while connecting ends as cancelled
 		out = sess.Run(sctx, s.Prompt)
 	})
 	watch.stop()
@@ -124,11 +140,14 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	case setupErr != nil:
 		res.Status = protocol.StatusCrashed
 		res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: setupErr.Error()}
+	case mcpDown != nil:
+		res.Status, res.Error, res.Checks = protocol.StatusMCP, mcpDown, []protocol.Check{}
 	default:
 		r := ResultOf(sctx, out)
 		res.Status, res.Error, res.StopReason, res.NumTurns = r.Status, r.Error, r.StopReason, r.NumTurns
 		res.DurationAPIMS, res.Usage, res.TotalCostUSD, res.Result = r.DurationAPIMS, r.Usage, r.TotalCostUSD, r.Result
 	}
+	res.MCPServers = servers.Statuses()
 	if res.Status == protocol.StatusSuccess && ws != nil && sb != nil {
 		st.runChecks(ctx, s, sb, res)
 	}
@@ -190,7 +209,7 @@ func touch(path string) error {
 
 // newAgent builds the agent session of s.
 // newAgent builds the session's agent; prov gets the resolved provider and model.
-func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog, sb *Sandbox) (*agent.Session, error) {
+func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog, sb *Sandbox, servers *mcpclient.Set) (*agent.Session, error) {
 	o := st.r.opts
 	provider, info, err := o.Providers.Provider(s, watch.touch)
 	if err != nil {
@@ -215,11 +234,12 @@ func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionI
 			MaxToolInputBytes: s.Settings.Limits.MaxToolInputBytes},
 		Compaction: compaction(o.Compaction, s.Settings.MaxContext),
 		Sandbox:    sb.Planned(),
+		MCPServers: servers.Statuses(),
 	}
 	deps := agent.Deps{
 		Provider: watched{Provider: provider, watch: watch}, Sink: arts, Store: store, Now: o.Now,
 		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, Groups: o.Groups, SubAgentSlots: st.subAgents,
-		Tools: sb.client,
+		Tools: sb.client, Servers: ServerTools(servers),
 	}
 	if o.Telemetry != nil {
 		deps.Observer = o.Telemetry
@@ -304,7 +324,7 @@ func secretsFor(opts Options, s jobs.Session) []string {
 			out = append(out, v)
 		}
 	}
-	return out
+	return append(out, mcpSecrets(opts, s)...)
 }
 
 // procEnv is the environment of tool processes: the base environment with the job's

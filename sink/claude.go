@@ -176,6 +176,10 @@ func (c *Claude) convert(m protocol.Message) error {
 		return c.line(claudeInfo{Type: "system", Subtype: "informational", Level: "warning", Tag: "sandbox_violation",
 			Content: "sandbox refused " + v.Kind + ": " + v.Target, ParentToolUseID: optParent(m.Parent),
 			Violation: &claudeViolation{Kind: v.Kind, Target: v.Target}})
+	case protocol.KindMCPStatus:
+		if info, ok := mcpInfo(m); ok {
+			return c.line(info)
+		}
 	case protocol.KindSubAgentStart:
 		s := subOf(m.Sub)
 		return c.line(claudeTaskStarted{Type: "system", Subtype: "task_started", TaskID: s.SessionID,

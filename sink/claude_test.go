@@ -40,6 +40,24 @@ func claudeResult(status protocol.Status, out string) protocol.Message {
 // SDK type check reads the same golden files.
 func claudeCases() map[string][]protocol.Message {
 	return map[string][]protocol.Message{
+		"mcp": {
+			{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s1", JobID: "fix",
+				Provenance: protocol.Provenance{Provider: "scripted", Model: "scripted"}, Cwd: "/work", Tools: []string{"Bash", "mcp__gh__search"},
+				MCPServers: []protocol.MCPServer{{Name: "gh", Transport: "stdio", Status: protocol.MCPConnected, ToolCount: 1},
+					{Name: "db", Transport: "http", Status: protocol.MCPNeedsAuth, Reason: "HTTP 401"},
+					{Name: "slow", Transport: "stdio", Status: protocol.MCPTimeout, Reason: "no answer to initialize within 30s"}}}},
+			{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "gh", Transport: "stdio", Status: protocol.MCPConnected, ToolCount: 1}},
+			{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "db", Transport: "http", Status: protocol.MCPNeedsAuth, Reason: "HTTP 401"}},
+			{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "mcp__gh__search", ID: "tu1", Input: `{"q":"bug"}`, Server: "gh"}},
+			{Kind: protocol.KindToolResult, Result: protocol.ToolResult{ToolUseID: "tu1", Name: "mcp__gh__search", Content: "3 issues", Server: "gh"}},
+			{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "gh", Transport: "stdio", Status: protocol.MCPCrashed, ToolCount: 1, Reason: "exit status 2"}},
+			{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "gh", Transport: "stdio", Status: protocol.MCPRestarted, ToolCount: 1, Restarts: 1}},
+			{Kind: protocol.KindUsage, Usage: protocol.Usage{Input: 10, Output: 5}},
+			{Kind: protocol.KindStop, Reason: "tool_use"},
+			{Kind: protocol.KindText, Text: "Found 3."},
+			{Kind: protocol.KindStop, Reason: "end_turn"},
+			claudeResult(protocol.StatusSuccess, ""),
+		},
 		"tools": {
 			claudeStart(),
 			{Kind: protocol.KindThinking, Text: "Look at "},

@@ -18,7 +18,7 @@ func (c *Claude) init(s *protocol.SessionStart) error {
 		tools = []string{}
 	}
 	return c.line(claudeInit{Type: "system", Subtype: "init", Cwd: s.Cwd, SessionID: s.SessionID, Tools: tools,
-		MCPServers: []claudeMCP{}, Model: s.Model, PermissionMode: "bypassPermissions", SlashCommands: []string{},
+		MCPServers: claudeMCPServers(s.MCPServers), Model: s.Model, PermissionMode: "bypassPermissions", SlashCommands: []string{},
 		APIKeySource: "none", ClaudeCodeVersion: c.version, OutputStyle: "default", Agents: []string{},
 		Skills: []string{}, Plugins: []claudePlugin{}, Provider: s.Provider, JobID: s.JobID,
 		SchemaVersion: protocol.SchemaVersion, Sandbox: sandboxOf(s.Sandbox)})

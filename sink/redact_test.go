@@ -138,11 +138,16 @@ func TestRedactorFields(t *testing.T) {
 		{Kind: protocol.KindSubAgentStart, Sub: &protocol.SubAgent{SessionID: s, Description: s, Prompt: s, Timestamp: s}},
 		{Kind: protocol.KindSubAgentResult, Sub: &protocol.SubAgent{SessionID: s, Status: s, Thinking: s, Text: s}},
 		{Kind: protocol.KindSubAgentEnd, Sub: &protocol.SubAgent{SessionID: s, Status: s}},
-		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: s, JobID: s, Provenance: protocol.Provenance{Provider: s, Model: s}, Cwd: s, Tools: []string{s}, TS: s}},
+		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: s, JobID: s, Provenance: protocol.Provenance{Provider: s, Model: s}, Cwd: s, Tools: []string{s}, TS: s,
+			MCPServers: []protocol.MCPServer{{Name: s, Transport: s, Status: s, Reason: s}}}},
 		// Ids, key, status and digest come from agentrun itself and are kept as they are.
 		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "sess", JobID: "job", Status: protocol.StatusSuccess, StopReason: s,
 			Result: "the key is " + s, StructuredOutput: json.RawMessage(`{"key":"` + s + `","n":[1]}`), TotalCostUSD: &cost,
-			Checks: []protocol.Check{{Name: s, Output: s}}, Error: &protocol.Error{Kind: s, Message: s}, SpecDigest: "digest", Key: "key"}},
+			Checks: []protocol.Check{{Name: s, Output: s}}, Error: &protocol.Error{Kind: s, Message: s}, SpecDigest: "digest", Key: "key",
+			MCPServers: []protocol.MCPServer{{Name: s, Reason: "401 for token " + s}}}},
+		{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: s, Transport: s, Status: s, Reason: "Bearer " + s}},
+		{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "mcp__x__y", ID: "t", Input: `{}`, Server: s}},
+		{Kind: protocol.KindToolResult, Result: protocol.ToolResult{ToolUseID: "t", Name: "mcp__x__y", Content: "ok", Server: s}},
 	}
 	got := redactAll(t, []string{secret}, msgs...)
 	require.Len(t, got, len(msgs))
@@ -166,6 +171,8 @@ func TestRedactorFields(t *testing.T) {
 	assert.Equal(t, s, msgs[11].Session.Tools[0])
 	assert.Equal(t, s, msgs[12].Final.Checks[0].Name)
 	assert.Equal(t, s, msgs[12].Final.Error.Message)
+	assert.Equal(t, s, msgs[11].Session.MCPServers[0].Name)
+	assert.Equal(t, s, msgs[13].MCP.Name)
 }
 
 func TestRedactorToolInput(t *testing.T) {

@@ -15,8 +15,9 @@ func (r *Redactor) redactMessage(m protocol.Message) protocol.Message {
 	}
 	red := r.redact
 	m.Parent, m.Text, m.Signature, m.Redacted = red(m.Parent), red(m.Text), red(m.Signature), red(m.Redacted)
-	m.Call = protocol.ToolCall{Name: red(m.Call.Name), ID: red(m.Call.ID), Input: r.redactJSON(m.Call.Input)}
+	m.Call = protocol.ToolCall{Name: red(m.Call.Name), ID: red(m.Call.ID), Input: r.redactJSON(m.Call.Input), Server: red(m.Call.Server)}
 	m.Result.ToolUseID, m.Result.Name, m.Result.Content = red(m.Result.ToolUseID), red(m.Result.Name), red(m.Result.Content)
+	m.Result.Server = red(m.Result.Server)
 	m.UsageKind, m.SubSession, m.Reason = red(m.UsageKind), red(m.SubSession), red(m.Reason)
 	m.Err = protocol.Error{Kind: red(m.Err.Kind), Message: red(m.Err.Message)}
 	m.Context = protocol.ContextUpdate{Kind: red(m.Context.Kind), Trigger: red(m.Context.Trigger)}
@@ -36,7 +37,11 @@ func (r *Redactor) redactMessage(m protocol.Message) protocol.Message {
 				s.Tools[i] = red(t)
 			}
 		}
+		s.MCPServers = r.redactMCP(s.MCPServers)
 		m.Session = &s
+	}
+	if m.MCP != nil {
+		m.MCP = &r.redactMCP([]protocol.MCPServer{*m.MCP})[0]
 	}
 	if m.Final != nil {
 		m.Final = r.redactResult(*m.Final)
@@ -81,6 +86,7 @@ func (r *Redactor) redactResult(f protocol.Result) *protocol.Result {
 		}
 		f.Checks = checks
 	}
+	f.MCPServers = r.redactMCP(f.MCPServers)
 	return &f
 }
 

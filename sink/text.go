@@ -183,6 +183,9 @@ func (t *Text) render(m protocol.Message) {
 		t.line(p, styleYellow, fmt.Sprintf("↻ retry %d in %s: %s", m.Attempt, millis(m.DelayMS), fold(m.Reason, 2*maxCallArg)))
 	case protocol.KindSessionStart:
 		t.line(p, styleBold, sessionLine(m.Session))
+	case protocol.KindMCPStatus:
+		style, line := mcpLine(m.MCP)
+		t.line(p, style, line)
 	case protocol.KindSubAgentStart, protocol.KindSubAgentResult, protocol.KindSubAgentEnd:
 		t.subAgent(m)
 	case protocol.KindResult:

@@ -145,9 +145,25 @@ func TestTextMessages(t *testing.T) {
 			give: []protocol.Message{{Kind: protocol.KindResult, Final: &protocol.Result{Status: protocol.StatusSuccess, NumTurns: 1, DurationMS: 65_400, TotalCostUSD: &cost}}},
 			want: "✓ success · 1 turn · 1m5s · 0 in / 0 out · $0.5000\n",
 		},
+		"mcp tool call": {
+			give: []protocol.Message{{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "mcp__gh__search", Input: `{"query":"bug"}`, Server: "gh"}}},
+			want: "⏺ mcp__gh__search(bug)\n",
+		},
+		"mcp connected": {
+			give: []protocol.Message{{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "gh", Status: protocol.MCPConnected, ToolCount: 12}}},
+			want: "◇ mcp gh: connected (12 tools)\n",
+		},
+		"mcp timeout": {
+			give: []protocol.Message{{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "db", Status: protocol.MCPTimeout, Reason: "no answer to initialize within 30s", Required: true}}},
+			want: "◇ mcp db: timeout: no answer to initialize within 30s\n",
+		},
+		"mcp restarted": {
+			give: []protocol.Message{{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "db", Status: protocol.MCPRestarted, ToolCount: 1, Restarts: 1, Reason: "it had exited (exit status 2)"}}},
+			want: "◇ mcp db: restarted (1 tool): it had exited (exit status 2)\n",
+		},
 		"nil payloads": {
-			give: []protocol.Message{{Kind: protocol.KindSessionStart}, {Kind: protocol.KindSubAgentEnd}, {Kind: protocol.KindResult}},
-			want: "● session\n■ sub-agent  ended:\n✗ finished · 0 turns · 0ms · 0 in / 0 out\n",
+			give: []protocol.Message{{Kind: protocol.KindSessionStart}, {Kind: protocol.KindSubAgentEnd}, {Kind: protocol.KindResult}, {Kind: protocol.KindMCPStatus}},
+			want: "● session\n■ sub-agent  ended:\n✗ finished · 0 turns · 0ms · 0 in / 0 out\n◇ mcp :\n",
 		},
 	}
 	for name, tt := range tests {

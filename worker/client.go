@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -142,23 +143,30 @@ func (c *Client) Exec(ctx context.Context, command string, timeout time.Duration
 
 // request sends one request, starting the worker if needed, and returns its reply.
 func (c *Client) request(ctx context.Context, build func(id string) []string) ([]string, error) {
+	reply, _, err := c.requestOn(ctx, build)
+	return reply, err
+}
+
+// requestOn is request, also returning the worker process that answered.
+func (c *Client) requestOn(ctx context.Context, build func(id string) []string) ([]string, *process, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.seq++
 	id := strconv.Itoa(c.seq)
 	for try := 0; ; try++ {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("not run: %w", context.Cause(ctx))
+			return nil, nil, fmt.Errorf("not run: %w", context.Cause(ctx))
 		}
 		if c.proc == nil {
 			p, ready, err := c.startReporting(ctx)
 			c.starts++
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			c.proc, c.ready, c.lastPID = p, &ready, p.cmd.Process.Pid
 		}
-		reply, bye, err := c.proc.roundTrip(ctx, id, build(id), c.activity)
+		p := c.proc
+		reply, bye, err := p.roundTrip(ctx, id, build(id), c.activity)
 		if bye || err != nil || ctx.Err() != nil {
 			c.proc.close()
 			c.proc = nil
@@ -167,12 +175,12 @@ func (c *Client) request(ctx context.Context, build func(id string) []string) ([
 			continue // the worker had exited idle before it read the request
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if bye {
-			return nil, errors.New("worker: exited idle twice in a row")
+			return nil, nil, errors.New("worker: exited idle twice in a row")
 		}
-		return reply, nil
+		return reply, p, nil
 	}
 }
 
@@ -224,8 +232,19 @@ type process struct {
 	dec    *protocol.FrameDecoder
 	stderr *tailBuffer
 	pids   *sandbox.Pids // nil when no pids hierarchy is writable
-	wmu    sync.Mutex    // the request pipe: a request, and a cancel from a context callback
+	wmu    sync.Mutex    // the request pipe: requests, cancels and MCP servers' input
 	buf    []byte
+
+	// Once the worker is ready, one reader takes every reply: a request's go to
+	// frames, an MCP server's to its connection.
+	frames   chan []string
+	stopped  chan struct{} // closed by close: nobody waits for frames any more
+	readDone chan struct{} // closed when the reader has ended
+	readErr  error         // why the reader ended, set before readDone closes
+	mcp      mcpConns
+	closeMu  sync.Mutex
+	closed   bool
+	closeErr error
 }
 
 // startTimeout bounds the wait for a worker to report Ready.
@@ -302,7 +321,29 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 	if p.pids != nil {
 		ready.Layers = append(ready.Layers, sandbox.LayerPids)
 	}
+	p.frames, p.stopped, p.readDone = make(chan []string), make(chan struct{}), make(chan struct{})
+	go p.read()
 	return p, ready, nil
+}
+
+// read takes every frame the worker sends until its reply pipe ends: the frames of
+// MCP servers go to their connections, the others to the request waiting for them.
+// Once close has begun it keeps reading, and drops them, so that the worker is never
+// blocked writing.
+func (p *process) read() {
+	defer close(p.readDone)
+	for p.dec.Next() {
+		f := p.dec.Fields()
+		if p.mcp.dispatch(p, f) {
+			continue
+		}
+		select {
+		case p.frames <- slices.Clone(f):
+		case <-p.stopped:
+		}
+	}
+	p.readErr = p.dec.Err()
+	p.mcp.fail(p.exitError(p.readErr))
 }
 
 func (p *process) write(fields ...string) error {
@@ -322,33 +363,55 @@ const cancelGrace = 5 * time.Second
 func (p *process) roundTrip(ctx context.Context, id string, req []string, activity func()) (reply []string, bye bool, err error) {
 	if err := p.write(req...); err != nil {
 		// A worker that exited idle closed its end: its BYE is still to be read.
-		if p.dec.Next() && len(p.dec.Fields()) == 1 && p.dec.Fields()[0] == frameBye {
-			return nil, true, nil
+		select {
+		case f, ok := <-p.frames:
+			if ok && len(f) == 1 && f[0] == frameBye {
+				return nil, true, nil
+			}
+		case <-p.readDone:
 		}
 		return nil, false, p.exitError(err)
 	}
-	stop := context.AfterFunc(ctx, func() {
-		_ = p.write(frameCancel, id)
-		_ = p.rep.SetReadDeadline(time.Now().Add(cancelGrace))
-	})
-	defer stop()
-	for p.dec.Next() {
-		f := p.dec.Fields()
-		switch {
-		case len(f) == 2 && f[0] == frameActive:
-			activity()
-		case len(f) == 1 && f[0] == frameBye:
-			return nil, true, nil
-		case len(f) >= 2 && f[1] == id:
-			return append([]string(nil), f...), false, nil
+	done := ctx.Done()
+	var grace <-chan time.Time
+	for {
+		select {
+		case f := <-p.frames:
+			switch {
+			case len(f) == 2 && f[0] == frameActive:
+				activity()
+			case len(f) == 1 && f[0] == frameBye:
+				return nil, true, nil
+			case len(f) >= 2 && f[1] == id:
+				return f, false, nil
+			}
+		case <-p.readDone:
+			return nil, false, p.exitError(p.readErr)
+		case <-done:
+			done = nil
+			_ = p.write(frameCancel, id)
+			t := time.NewTimer(cancelGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return nil, false, p.exitError(os.ErrDeadlineExceeded)
 		}
 	}
-	return nil, false, p.exitError(p.dec.Err())
 }
 
 // close ends the worker: its input closes, and a worker that does not exit within a
-// grace period is killed, with everything in its sandbox.
+// grace period is killed, with everything in its sandbox. It may be called more than
+// once; the later calls return what the first did.
 func (p *process) close() error {
+	p.closeMu.Lock()
+	defer p.closeMu.Unlock()
+	if p.closed {
+		return p.closeErr
+	}
+	p.closed = true
+	if p.stopped != nil {
+		close(p.stopped)
+	}
 	p.req.Close()
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
@@ -360,6 +423,9 @@ func (p *process) close() error {
 		err = <-done
 	}
 	p.rep.Close()
+	if p.readDone != nil {
+		<-p.readDone
+	}
 	if p.pids != nil {
 		if rerr := p.pids.Remove(); rerr != nil && err == nil {
 			err = rerr
@@ -367,8 +433,9 @@ func (p *process) close() error {
 	}
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
-		return nil // an exit status after its input closed is not the caller's problem
+		err = nil // an exit status after its input closed is not the caller's problem
 	}
+	p.closeErr = err
 	return err
 }
 

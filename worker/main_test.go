@@ -12,6 +12,9 @@ import (
 // TestMain runs the test binary as a worker when a client starts it so.
 func TestMain(m *testing.M) {
 	worker.ExitIfWorker()
+	if mode := os.Getenv(serverEnv); mode != "" {
+		os.Exit(lineServer(mode))
+	}
 	if os.Getenv(scenarioEnv) == "nonroot" {
 		os.Exit(nonRootScenario())
 	}

@@ -46,6 +46,7 @@ func serveMain() int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s := &server{cfg: cfg, out: out}
+	s.mcp.s = s
 	if err := notDumpable(); err != nil {
 		_ = s.send(frameFail, err.Error())
 		return 1
@@ -72,6 +73,7 @@ type server struct {
 	mu  sync.Mutex // serialises writes to out
 	out io.Writer
 	buf []byte
+	mcp mcpServers
 }
 
 func (s *server) send(fields ...string) error {
@@ -116,6 +118,7 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 	var cur *call
 	var running sync.WaitGroup
 	defer running.Wait()
+	defer s.mcp.killAll()
 	for {
 		var idleC <-chan time.Time
 		if cur == nil && s.cfg.IdleExit > 0 {
@@ -133,6 +136,10 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 				if cur != nil && cur.id == f[1] {
 					cur.cancel()
 				}
+				continue
+			}
+			if s.mcpFrame(f) {
+				idle.Reset(s.idleExit())
 				continue
 			}
 			if cur != nil {
@@ -160,6 +167,22 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 			return 0
 		}
 	}
+}
+
+// mcpFrame handles a frame of the MCP servers, which run beside the one request
+// being served; it reports whether f was one.
+func (s *server) mcpFrame(f []string) bool {
+	switch {
+	case len(f) == 3 && f[0] == frameMCPIn:
+		s.mcp.write(f[1], f[2])
+	case len(f) == 3 && f[0] == frameMCPStart:
+		_ = s.send(s.mcp.start(f[1], f[2])...)
+	case len(f) == 2 && f[0] == frameMCPClose:
+		s.mcp.close(f[1])
+	default:
+		return false
+	}
+	return true
 }
 
 func (s *server) idleExit() time.Duration {

@@ -21,6 +21,10 @@ const (
 	frameCall   = "CALL"   // runner → worker: id, tool name, input JSON, env JSON
 	frameExec   = "EXEC"   // runner → worker: id, command, timeout ms, max output, env JSON
 	frameCancel = "CANCEL" // runner → worker: id
+	// The stdio MCP servers, which run beside the requests.
+	frameMCPStart = "MCPSTART" // runner → worker: id, MCPCommand JSON (the id names the server from then on)
+	frameMCPIn    = "MCPIN"    // runner → worker: server id, bytes for its stdin
+	frameMCPClose = "MCPCLOSE" // runner → worker: server id (stop it, in bounded time)
 
 	frameReady    = "READY"    // worker → runner: ready JSON
 	frameFail     = "FAIL"     // worker → runner: why the sandbox could not be set up
@@ -28,6 +32,10 @@ const (
 	frameResult   = "RESULT"   // worker → runner: id, content, is_error
 	frameExecDone = "EXECDONE" // worker → runner: id, output, exit code, timed out, error
 	frameBye      = "BYE"      // worker → runner: idle and alone, exiting; later requests are not run
+
+	frameMCPStarted = "MCPSTARTED" // worker → runner: id, pid, error ("" when it started)
+	frameMCPOut     = "MCPOUT"     // worker → runner: server id, bytes of its stdout
+	frameMCPExit    = "MCPEXIT"    // worker → runner: server id, how it ended, the end of its stderr
 )
 
 // maxFrame bounds one frame on the pipe: far above a tool result's cap.

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +16,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/mcpclient"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sandbox"
@@ -23,7 +27,8 @@ import (
 
 const execSynopsis = `agentrun exec [PROMPT] [-p PROVIDER] [-m MODEL] [--base-url URL] [--max-turns N]
                 [--session NAME|--continue|--fork|--list-sessions]
-                [--output-format human|stream-json|claude|resp] [--skill NAME] [--script FILE]`
+                [--output-format human|stream-json|claude|resp] [--skill NAME] [--script FILE]
+                [--mcp-config FILE]`
 
 const execExamples = `  agentrun exec "Run go vet and fix what it reports."
   echo "Summarise README.md" | agentrun exec --output-format stream-json
@@ -31,7 +36,8 @@ const execExamples = `  agentrun exec "Run go vet and fix what it reports."
   agentrun exec --continue "And update the changelog."          # newest session of this folder
   agentrun exec --continue --fork "Try the other approach."     # branch it into a new session
   agentrun exec --list-sessions
-  agentrun exec --script steps.yaml "Fix the build."            # the scripted model plays steps.yaml`
+  agentrun exec --script steps.yaml "Fix the build."            # the scripted model plays steps.yaml
+  agentrun exec --mcp-config .mcp.json "Triage the open issues." # Claude Code's MCP server file, as it is`
 
 // stringList is a repeatable string flag.
 type stringList []string
@@ -64,6 +70,8 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	var skills stringList
 	fs.Var(&skills, "skill", "load a skill (SKILL.md) into the system prompt; repeatable")
 	script := fs.String("script", "", "a script (YAML) for the built-in scripted model to play instead of calling a model; implies --provider scripted")
+	var mcpFiles stringList
+	fs.Var(&mcpFiles, "mcp-config", `MCP servers to connect, in Claude Code's .mcp.json shape ({"mcpServers": {...}}); repeatable, a later file's server replaces an earlier one of the same name`)
 	pos, err := a.parse(fs, execSynopsis, execExamples, args)
 	if err != nil {
 		return err
@@ -106,8 +114,13 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if real, err := filepath.EvalSymlinks(workspace); err == nil {
 		workspace = real
 	}
-	// Every file of the session is written through files, which masks the API keys.
-	files := sink.NewFiles(cfg.keys())
+	mcpConfigs, mcpSecrets, err := loadMCPConfigs(mcpFiles)
+	if err != nil {
+		return err
+	}
+	// Every file of the session is written through files, which masks the API keys and
+	// the values the MCP servers read from the environment.
+	files := sink.NewFiles(append(cfg.keys(), mcpSecrets...))
 	store := sessionStore{root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace)), files: files}
 	if *list {
 		return store.list(a.Stdout)
@@ -192,13 +205,6 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		return usageError{err}
 	}
 	defer sb.Close()
-	acfg.Sandbox = sb.Planned()
-	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: locked, Store: messages, Groups: reaping.groups(),
-		Tools: sb.Client()})
-	if err != nil {
-		redactor.Close()
-		return usageError{err}
-	}
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *timeout > 0 {
@@ -207,14 +213,29 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		defer cancel()
 	}
 	start := time.Now()
+	servers := runner.OpenMCP(sigCtx, mcpConfigs, sb, func() {}, version())
+	defer servers.Close()
+	acfg.Sandbox, acfg.MCPServers = sb.Planned(), servers.Statuses()
+	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: locked, Store: messages, Groups: reaping.groups(),
+		Tools: sb.Client(), Servers: runner.ServerTools(servers)})
+	if err != nil {
+		redactor.Close()
+		return usageError{err}
+	}
 	var res protocol.Result
-	if err := sess.Start(); err == nil {
+	if err := sess.Start(); err != nil {
+		res = protocol.Result{Status: protocol.StatusCrashed, Error: &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}}
+	} else if runner.AttachMCP(servers, locked); runner.MCPDown(servers) != nil && sigCtx.Err() == nil {
+		res = protocol.Result{Status: protocol.StatusMCP, Error: runner.MCPDown(servers), Checks: []protocol.Check{}}
+	} else {
 		o := sess.Run(sigCtx, prompt)
 		res = runner.ResultOf(sigCtx, o)
-	} else {
-		res = protocol.Result{Status: protocol.StatusCrashed, Error: &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}}
 	}
 	res.SessionID, res.JobID, res.Attempts = id, "exec", 1
+	if err := servers.Close(); err != nil {
+		log.Warn("close MCP servers", zap.Error(err))
+	}
+	res.MCPServers = servers.Statuses()
 	if err := sb.Close(); err != nil {
 		log.Warn("close worker", zap.Error(err))
 	}
@@ -235,4 +256,29 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		return exitError{code: exitFailed}
 	}
 	return nil
+}
+
+// loadMCPConfigs reads the --mcp-config files, a later file's server replacing an
+// earlier one of the same name, and reads their ${VAR} values, which are secrets.
+func loadMCPConfigs(paths []string) ([]mcpclient.Config, []string, error) {
+	var servers []jobs.MCPServer
+	for _, p := range paths {
+		list, err := jobs.LoadMCPConfig(p, os.LookupEnv)
+		var se *jobs.SpecError
+		if errors.As(err, &se) {
+			return nil, nil, usageError{errors.New("invalid MCP config:\n" + se.Error())}
+		}
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		for _, m := range list {
+			servers = slices.DeleteFunc(servers, func(o jobs.MCPServer) bool { return o.Name == m.Name })
+			servers = append(servers, m)
+		}
+	}
+	configs, secrets, err := runner.MCPConfigs(servers, os.LookupEnv)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return configs, secrets, nil
 }

@@ -39,9 +39,11 @@ var allowedImports = map[string][]string{
 	"sandbox/netproxy":        {"golang.org/x/sys"},
 	"sandbox/escape":          {},
 	"worker":                  append([]string{"agent/tools", "protocol", "sandbox", "sandbox/netproxy"}, kernelLibs...),
-	"runner": append([]string{"jobs", "agent", "agent/tools", "sink", "protocol", "sandbox", "sandbox/netproxy", "worker",
-		"github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
-		"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...),
+	"mcpclient/mcptest": mcpLibs,
+	"mcpclient":         append([]string{"agent/tools", "protocol", "sandbox", "sandbox/netproxy", "worker"}, mcpLibs...),
+	"runner": append(append([]string{"jobs", "agent", "agent/tools", "sink", "protocol", "sandbox", "sandbox/netproxy", "worker",
+		"mcpclient", "github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
+		"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...), mcpLibs...),
 	// telemetry is the OpenTelemetry side of the agent's Observer and the runner's
 	// Telemetry, wired in by cmd: neither of them sees the SDK.
 	"telemetry": append([]string{"agent", "agent/tools", "protocol", "sink", "go.uber.org/zap", "go.uber.org/multierr",
@@ -58,6 +60,12 @@ var allowedImports = map[string][]string{
 var otelModules = []string{"go.opentelemetry.io", "github.com/cenkalti/backoff", "github.com/cespare/xxhash",
 	"github.com/go-logr", "github.com/google/uuid", "github.com/grpc-ecosystem/grpc-gateway", "google.golang.org/grpc",
 	"google.golang.org/protobuf", "google.golang.org/genproto"}
+
+// mcpLibs are the official MCP Go SDK and what it needs, besides kernelLibs (the
+// worker that runs stdio servers).
+var mcpLibs = append([]string{"github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go",
+	"github.com/segmentio/asm", "github.com/segmentio/encoding", "github.com/yosida95/uritemplate/v3",
+	"golang.org/x/net", "golang.org/x/oauth2", "golang.org/x/sync", "golang.org/x/time"}, kernelLibs...)
 
 // kernelLibs are the modules the sandbox confines workers with.
 var kernelLibs = []string{"golang.org/x/sys", "golang.org/x/net/bpf", "github.com/landlock-lsm/go-landlock",

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/agentrun/agentrun/mcpclient/mcptest"
 )
 
 // agentrunBin is the agentrun binary under test, built once by TestMain.
@@ -24,6 +26,7 @@ var agentrunBin string
 var goEnv []string
 
 func TestMain(m *testing.M) {
+	mcptest.ExitIfServer() // the MCP tests' stdio server is this binary
 	dir, err := os.MkdirTemp("", "agentrun-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun tests:", err)

@@ -18,7 +18,8 @@ func samples() []protocol.Message {
 	return []protocol.Message{
 		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s", JobID: "j", Provenance: protocol.Provenance{Provider: "anthropic",
 			Model: "m", Matrix: map[string]string{"model": "m"}, Repeat: 2, Attempt: 1, Version: "v1.0.0"}, Cwd: "/w", Tools: []string{"Bash"}, TS: "2026-05-06T12:00:00.000Z",
-			Sandbox: &protocol.Sandbox{Level: "strict", Layers: []string{"landlock"}}}},
+			Sandbox:    &protocol.Sandbox{Level: "strict", Layers: []string{"landlock"}},
+			MCPServers: []protocol.MCPServer{{Name: "gh", Transport: "stdio", Status: protocol.MCPConnected, ToolCount: 2}}}},
 		{Kind: protocol.KindText, Text: "hi"},
 		{Kind: protocol.KindThinking, Text: "hm", Signature: "sig", Redacted: "r"},
 		{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "Bash", ID: "t1", Input: `{"command":"ls"}`}},
@@ -34,10 +35,16 @@ func samples() []protocol.Message {
 		{Kind: protocol.KindSubAgentStart, Parent: "t1", Sub: &protocol.SubAgent{SessionID: "sub", Description: "d", Prompt: "p"}},
 		{Kind: protocol.KindSubAgentEnd, Parent: "t1", Sub: &protocol.SubAgent{SessionID: "sub", Status: "ok"}},
 		{Kind: protocol.KindSandboxViolation, Violation: &protocol.Violation{Kind: "network_denied", Target: "h:443"}},
+		{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: "gh", Transport: "http", Status: protocol.MCPNeedsAuth,
+			Reason: "401", Required: true}},
+		{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "mcp__gh__search", ID: "t3", Input: `{}`, Server: "gh"}},
+		{Kind: protocol.KindToolResult, Result: protocol.ToolResult{ToolUseID: "t3", Name: "mcp__gh__search", Content: "x", Server: "gh"}},
 		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "s", JobID: "j", Provenance: protocol.Provenance{Provider: "openai", Model: "m", Matrix: map[string]string{"x": "1"}, Repeat: 1, Attempt: 2, Version: "v1"}, Status: protocol.StatusChecks,
 			IsError: true, TotalCostUSD: &cost, StructuredOutput: json.RawMessage(`{"a":1}`),
 			Checks: []protocol.Check{{Name: "c", ExitCode: 3}}, Error: &protocol.Error{Kind: "checks", Message: "m"},
-			SpecDigest: "d", Key: "k", Sandbox: &protocol.Sandbox{Level: "off"}}},
+			SpecDigest: "d", Key: "k", Sandbox: &protocol.Sandbox{Level: "off"},
+			MCPServers: []protocol.MCPServer{{Name: "gh", Transport: "stdio", Status: protocol.MCPRestarted, ToolCount: 1, Restarts: 1}}}},
+		{Kind: protocol.KindResult, Final: &protocol.Result{Status: protocol.StatusMCP, Error: &protocol.Error{Kind: protocol.ErrMCP, Message: "m"}}},
 		{Kind: protocol.KindResult, Final: &protocol.Result{Status: protocol.StatusSuccess}},
 	}
 }
@@ -75,6 +82,7 @@ func TestSchemaRejects(t *testing.T) {
 		"missing member":    `{"type":"tool_result","tool_use_id":"t","name":"Bash","content":"x"}`,
 		"wrong type":        `{"type":"retry","attempt":"1","delay_ms":0,"reason":"r"}`,
 		"bad status":        `{"type":"result","status":"fine"}`,
+		"bad mcp status":    `{"type":"mcp_status","server":"s","transport":"stdio","status":"up","reason":"","tool_count":0,"required":false,"restarts":0}`,
 		"bad ts":            `{"type":"text","content":"x","ts":"yesterday"}`,
 		"other version":     `{"type":"session_start","schema_version":2,"session_id":"s","job_id":"j","provider":"p","model":"m","cwd":"/","tools":[],"ts":"2026-05-06T12:00:00Z"}`,
 	}
