@@ -243,7 +243,7 @@ func ErrorKinds() []string {
 	return []string{
 		ErrRateLimit, ErrOverloaded, ErrServer, ErrTimeout, ErrInactivity, ErrAuth, ErrRequest, ErrNetwork,
 		ErrStream, ErrTool, ErrBudget, ErrMaxTokens, ErrTooLarge, ErrMaxTurns, ErrCancelled, ErrCompact,
-		ErrPanic, ErrChecks, ErrSchema, ErrInternal,
+		ErrPanic, ErrChecks, ErrSchema, ErrInternal, ErrMCP, ErrMCPDeclined,
 	}
 }
 
