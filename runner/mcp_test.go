@@ -40,7 +40,7 @@ func TestMCPSessions(t *testing.T) {
 	specText := `version: 1
 defaults:
   timeout: 60s
-  workspace: {dir: ws}
+  workspace: {dir: ws, mode: shared} # the server binary lives in ws: no copies of it
   tools: [Read]
   mcp_servers:
     test:
