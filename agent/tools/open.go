@@ -137,7 +137,7 @@ func openChecked(path string, flags int, perm os.FileMode) (*os.File, error) {
 
 // viaMagicLink reports whether resolving the absolute path p passes through a magic
 // location: /dev/fd, or a /proc entry for a process's open files, root, working
-// directory or executable. Links are followed like realPath does.
+// directory or executable. Links are followed like pathname.Real does.
 func viaMagicLink(p string) bool {
 	_, magic := pathname.Walk(p, "", isMagicLocation)
 	return magic
