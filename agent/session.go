@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent/tools"
+	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -109,9 +110,9 @@ func newSession(cfg Config, deps Deps, depth int) (*Session, error) {
 		return nil, errors.New("new session: provider and sink are required")
 	}
 	s := &Session{cfg: cfg, deps: deps, depth: depth, tools: map[string]tools.Tool{}}
-	policy, perr := tools.ParsePolicy(cfg.BashMode)
+	mode, perr := policy.Parse(cfg.BashMode)
 	s.env = tools.Env{
-		Workspace: cfg.Workspace, Home: cfg.Home, Policy: policy, Timeout: cfg.ToolTimeout,
+		Workspace: cfg.Workspace, Home: cfg.Home, Policy: mode, Timeout: cfg.ToolTimeout,
 		ProcEnv: cfg.ProcEnv, MaxOutput: cfg.MaxOutput, Activity: deps.Activity, Groups: deps.Groups,
 	}
 	if err := s.selectTools(); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/agent/tools"
+	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox"
 )
@@ -59,7 +60,7 @@ func serveMain() int {
 	ready.PID = os.Getpid()
 	s.env = tools.Env{Workspace: cfg.Spec.Workspace, Home: cfg.Spec.Home, Timeout: cfg.Timeout,
 		ProcEnv: append(slices.Clone(cfg.Env), extra...), MaxOutput: cfg.MaxOutput, KeepBackground: true}
-	s.env.Policy, _ = tools.ParsePolicy(cfg.BashMode) // an invalid mode denies everything
+	s.env.Policy, _ = policy.Parse(cfg.BashMode) // an invalid mode denies everything
 	if err := s.send(frameReady, encodeJSON(ready)); err != nil {
 		return 1
 	}

@@ -54,7 +54,7 @@ func (Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if in.Timeout.set && in.Timeout.n < 1 {
 		return failure(sum, "timeout must be at least 1 second")
 	}
-	if err := env.policy().CheckCommand(command, env); err != nil {
+	if err := env.policy().CheckCommand(command, env.dirs()); err != nil {
 		return failure(sum, err.Error())
 	}
 	timeout := DefaultTimeout

@@ -16,6 +16,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +44,7 @@ func TestBash(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"marker.txt": "in the workspace\n"})
 			res := call(t, Bash{}, env, in{"command": tt.command})
 			assert.Equal(t, tt.want, res.Content)
@@ -56,7 +57,7 @@ func TestBash(t *testing.T) {
 }
 
 func TestBashProcEnv(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	env.ProcEnv = []string{"PATH=/usr/bin:/bin", "GREETING=hi"}
 	res := call(t, Bash{}, env, in{"command": `echo "$GREETING ${LANG:-unset}"`})
 	assert.Equal(t, "hi unset\n", res.Content)
@@ -74,7 +75,7 @@ func TestBashErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := Bash{}.Run(context.Background(), newEnv(t, DefaultMode), json.RawMessage(tt.give))
+			res := Bash{}.Run(context.Background(), newEnv(t, policy.DefaultMode), json.RawMessage(tt.give))
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 		})
@@ -83,7 +84,7 @@ func TestBashErrors(t *testing.T) {
 
 // TestBashDeniedDoesNotRun: the policy check happens before anything runs.
 func TestBashDeniedDoesNotRun(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	res := call(t, Bash{}, env, in{"command": "touch ran.txt && cat /etc/shadow"})
 	assert.True(t, res.IsError)
 	assert.True(t, strings.HasPrefix(res.Content, "command blocked by bash safety policy (required=4006 allowed=0467;"), res.Content)
@@ -146,7 +147,7 @@ func groupGone(t *testing.T, pgid int) bool {
 }
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "echo $$; sleep 100 & sleep 100; wait", "timeout": 1})
 	assert.True(t, res.IsError)
 	assert.True(t, strings.HasSuffix(res.Content, "[... command timed out after 1 seconds ...]"), res.Content)
@@ -155,7 +156,7 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 }
 
 func TestBashTimeoutCappedByEnv(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	env.Timeout = time.Second
 	res := runWatched(t, context.Background(), env, in{"command": "echo $$; sleep 100", "timeout": 3600})
 	assert.True(t, strings.HasSuffix(res.Content, "[... command timed out after 1 seconds ...]"), res.Content)
@@ -163,14 +164,14 @@ func TestBashTimeoutCappedByEnv(t *testing.T) {
 }
 
 func TestBashTermIgnored(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "trap '' TERM; echo $$; sleep 100 & sleep 100; wait", "timeout": 1})
 	assert.True(t, strings.HasSuffix(res.Content, "[... command timed out after 1 seconds ...]"), res.Content)
 	assert.True(t, groupGone(t, firstLinePID(t, res.Content)), "SIGKILL follows the grace period")
 }
 
 func TestBashCancelKillsGroup(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	env.Activity = cancel // the first output cancels the call
@@ -181,7 +182,7 @@ func TestBashCancelKillsGroup(t *testing.T) {
 }
 
 func TestBashLeftoverProcessesKilled(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "echo $$; (sleep 100 &); echo done"})
 	assert.False(t, res.IsError, res.Content)
 	assert.True(t, strings.HasSuffix(res.Content, "\ndone\n"), res.Content)
@@ -192,7 +193,7 @@ func TestBashLeftoverProcessesKilled(t *testing.T) {
 // keeps stdout open cannot make the call hang. The FIFO makes the shell wait until
 // the escaped process runs in its own session.
 func TestBashEscapedProcessDoesNotHang(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "mkfifo f && (setsid sh -c 'echo $$ > f; exec sleep 100' &) && cat f"})
 	pid := firstLinePID(t, res.Content)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
@@ -200,7 +201,7 @@ func TestBashEscapedProcessDoesNotHang(t *testing.T) {
 }
 
 func TestBashHugeOutputTruncated(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 10007
 	var calls atomic.Int32
 	env.Activity = func() { calls.Add(1) }
@@ -225,7 +226,7 @@ func TestBashHugeOutputTruncated(t *testing.T) {
 }
 
 func TestBashStdoutAndStderrShareTheCap(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 2000
 	res := runWatched(t, context.Background(), env, in{"command": "head -c 5000 /dev/zero | tr '\\0' o; head -c 5000 /dev/zero | tr '\\0' e >&2"})
 	assert.LessOrEqual(t, len(res.Content), env.MaxOutput)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun/policy"
 )
 
 // BenchmarkCapture measures capturing command output into the bounded head+tail
@@ -29,19 +31,9 @@ func BenchmarkTruncate(b *testing.B) {
 	}
 }
 
-// BenchmarkClassify measures the policy check of a typical command.
-func BenchmarkClassify(b *testing.B) {
-	env := newEnv(b, DefaultMode)
-	cmd := `cd sub && go test ./... 2>&1 | tee /tmp/test.log; grep -rn "TODO" --include='*.go' . | head -20`
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = env.Policy.CheckCommand(cmd, env)
-	}
-}
-
 // BenchmarkGrep measures searching a workspace of 200 files of 200 lines each.
 func BenchmarkGrep(b *testing.B) {
-	env := newEnv(b, DefaultMode)
+	env := newEnv(b, policy.DefaultMode)
 	files := map[string]string{".gitignore": "*.log\n"}
 	var body strings.Builder
 	for i := range 200 {

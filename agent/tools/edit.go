@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -61,14 +62,14 @@ func (Edit) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 		return failure(sum, "old_string and new_string are the same; there is nothing to change")
 	}
 	oldS, newS := *in.OldString, *in.NewString
-	for _, op := range []Op{OpRead, OpWrite} {
-		if err := env.policy().CheckPath(op, path, env); err != nil {
+	for _, op := range []policy.Op{policy.OpRead, policy.OpWrite} {
+		if err := env.policy().CheckPath(op, path, env.dirs()); err != nil {
 			return failure(sum, err.Error())
 		}
 	}
 	// One open for both: the file read is the file written, checked where it really is.
 	abs := absPath(env, path)
-	f, fi, err := openFile(env, abs, os.O_RDWR, OpRead, OpWrite)
+	f, fi, err := openFile(env, abs, os.O_RDWR, policy.OpRead, policy.OpWrite)
 	if err != nil {
 		return failure(sum, fileError(path, err))
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +60,7 @@ func TestEdit(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"main.go": editSource})
 			tt.give["path"] = "main.go"
 			res := call(t, Edit{}, env, tt.give)
@@ -106,7 +107,7 @@ func TestEditErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"main.go": editSource, "crlf.txt": "a\r\nb\r\n", "dir/x": "", "bin.dat": "a\x00b"})
 			res := Edit{}.Run(context.Background(), env, json.RawMessage(tt.give))
 			assert.True(t, res.IsError)
@@ -119,7 +120,7 @@ func TestEditErrors(t *testing.T) {
 }
 
 func TestEditTooLarge(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{"big.txt": strings.Repeat("a", MaxEditBytes-1) + "b"})
 	res := call(t, Edit{}, env, in{"path": "big.txt", "old_string": "b", "new_string": "bb"})
 	assert.True(t, res.IsError)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +21,7 @@ type escapeFixture struct {
 
 func newEscapeFixture(t *testing.T) escapeFixture {
 	t.Helper()
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{".env": "API_KEY=x\n", "main.go": "package main\n"})
 	writeTree(t, env.Home, map[string]string{"notes.txt": "home notes\n", ".ssh/id_rsa": "KEY\n"})
 	require.NoError(t, os.Symlink("/etc", filepath.Join(env.Workspace, "etclink")))
@@ -85,11 +86,11 @@ func TestEscapesRefused(t *testing.T) {
 			f := newEscapeFixture(t)
 			var msg string
 			if tt.policy != "" {
-				err := f.env.Policy.CheckCommand(tt.policy, f.env)
-				var denied *DeniedError
+				err := f.env.Policy.CheckCommand(tt.policy, f.env.dirs())
+				var denied *policy.DeniedError
 				require.ErrorAs(t, err, &denied)
 				assert.Equal(t, tt.required, denied.Required.String())
-				assert.Equal(t, DefaultMode, denied.Allowed.String())
+				assert.Equal(t, policy.DefaultMode, denied.Allowed.String())
 				msg = err.Error()
 			} else {
 				b, err := json.Marshal(tt.input)
@@ -97,7 +98,7 @@ func TestEscapesRefused(t *testing.T) {
 				res := tt.tool.Run(context.Background(), f.env, b)
 				require.True(t, res.IsError, "content: %s", res.Content)
 				msg = res.Content
-				assert.Contains(t, msg, "required="+tt.required+" allowed="+DefaultMode)
+				assert.Contains(t, msg, "required="+tt.required+" allowed="+policy.DefaultMode)
 			}
 			assert.True(t, strings.HasPrefix(msg, "command blocked by bash safety policy (required="), msg)
 			assert.Contains(t, msg, tt.reason)
@@ -111,8 +112,8 @@ func TestInsideSymlinkAllowed(t *testing.T) {
 	res := call(t, Read{}, f.env, in{"path": "inside"})
 	require.False(t, res.IsError, res.Content)
 	assert.Equal(t, "     1\tpackage main\n", res.Content)
-	assert.NoError(t, f.env.Policy.CheckPath(OpWrite, "inside", f.env))
-	assert.NoError(t, f.env.Policy.CheckCommand("cat inside", f.env))
+	assert.NoError(t, f.env.Policy.CheckPath(policy.OpWrite, "inside", f.env.dirs()))
+	assert.NoError(t, f.env.Policy.CheckCommand("cat inside", f.env.dirs()))
 }
 
 // TestExternalReadAllowedByDefault: 0467 grants external read, so reading through
@@ -122,17 +123,17 @@ func TestExternalReadAllowedByDefault(t *testing.T) {
 	res := call(t, Read{}, f.env, in{"path": "homelink/notes.txt"})
 	require.False(t, res.IsError, res.Content)
 	assert.Contains(t, res.Content, "home notes")
-	err := f.env.Policy.CheckPath(OpWrite, "homelink/notes.txt", f.env)
-	assert.True(t, errors.Is(err, ErrDenied))
-	p, err := ParsePolicy("0667")
+	err := f.env.Policy.CheckPath(policy.OpWrite, "homelink/notes.txt", f.env.dirs())
+	assert.True(t, errors.Is(err, policy.ErrDenied))
+	p, err := policy.Parse("0667")
 	require.NoError(t, err)
-	assert.NoError(t, p.CheckPath(OpWrite, "homelink/notes.txt", f.env), "external write granted")
+	assert.NoError(t, p.CheckPath(policy.OpWrite, "homelink/notes.txt", f.env.dirs()), "external write granted")
 }
 
 // TestZeroPolicyDeniesEverything: an invalid mode fails closed, for tools too.
 func TestZeroPolicyDeniesEverything(t *testing.T) {
-	env := newEnv(t, DefaultMode)
-	env.Policy = Policy{}
+	env := newEnv(t, policy.DefaultMode)
+	env.Policy = policy.Policy{}
 	writeTree(t, env.Workspace, map[string]string{"a.txt": "a\n"})
 	for _, tc := range []struct {
 		tool  Tool

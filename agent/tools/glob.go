@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrun/agentrun/pathname"
+	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -56,7 +58,7 @@ func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	pattern := *in.Pattern
 	sum := callSummary("Glob", pattern)
 	if in.Path != "" {
-		if err := env.policy().CheckPath(OpRead, in.Path, env); err != nil {
+		if err := env.policy().CheckPath(policy.OpRead, in.Path, env.dirs()); err != nil {
 			return failure(sum, err.Error())
 		}
 		fi, err := os.Stat(absPath(env, in.Path))
@@ -71,16 +73,16 @@ func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if !strings.HasPrefix(rootArg, "/") && !strings.HasPrefix(rootArg, "~") {
 		rootArg = filepath.Join(in.Path, rootArg)
 	}
-	if hasDotDot(rest) {
+	if pathname.HasDotDot(rest) {
 		return failure(sum, "the pattern may use '..' only before its first wildcard")
 	}
-	if err := env.policy().CheckPath(OpRead, rootArg, env); err != nil {
+	if err := env.policy().CheckPath(policy.OpRead, rootArg, env.dirs()); err != nil {
 		return failure(sum, err.Error())
 	}
 	if !anchored {
 		rest = "**/" + rest
 	}
-	g, err := compileGlob(rest)
+	g, err := pathname.Compile(rest)
 	if err != nil {
 		return failure(sum, fmt.Sprintf("invalid pattern %q: %v", pattern, err))
 	}
@@ -91,7 +93,7 @@ func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	var hits []globHit
 	_, err = walkFiles(ctx, env, root, func(p string, d fs.DirEntry) error {
 		rel, err := filepath.Rel(root, p)
-		if err != nil || !g.match(filepath.ToSlash(rel)) {
+		if err != nil || !g.Match(filepath.ToSlash(rel)) {
 			return nil
 		}
 		h := globHit{path: displayPath(env, p)}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,7 +36,7 @@ var globTree = map[string]string{
 
 func setupGlob(t *testing.T) *Env {
 	t.Helper()
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, globTree)
 	// Ages: pkg/a.go newest, main.go oldest, the rest in between and equal.
 	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -86,7 +87,7 @@ func TestGlobAbsolutePattern(t *testing.T) {
 }
 
 func TestGlobCapped(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	files := map[string]string{}
 	for i := range MaxGlobResults + 5 {
 		files[fmt.Sprintf("f/%04d.txt", i)] = ""

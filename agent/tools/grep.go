@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentrun/agentrun/pathname"
+	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -103,17 +105,17 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return failure(sum, fmt.Sprintf("context must be between 0 and %d lines", maxGrepContext))
 	}
 	s.context = int(in.Context.n)
-	var glob *globPattern
+	var glob *pathname.Pattern
 	if in.Glob != "" {
 		g := strings.TrimPrefix(filepath.ToSlash(in.Glob), "./")
 		if !strings.Contains(g, "/") {
 			g = "**/" + g
 		}
-		if glob, err = compileGlob(g); err != nil {
+		if glob, err = pathname.Compile(g); err != nil {
 			return failure(sum, fmt.Sprintf("invalid glob %q: %v", in.Glob, err))
 		}
 	}
-	if err := env.policy().CheckPath(OpRead, in.Path, env); err != nil {
+	if err := env.policy().CheckPath(policy.OpRead, in.Path, env.dirs()); err != nil {
 		return failure(sum, err.Error())
 	}
 	root := absPath(env, in.Path)
@@ -130,7 +132,7 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		s.skipLinks, err = walkFiles(ctx, env, root, func(p string, d fs.DirEntry) error {
 			if glob != nil {
 				rel, err := filepath.Rel(root, p)
-				if err != nil || !glob.match(filepath.ToSlash(rel)) {
+				if err != nil || !glob.Match(filepath.ToSlash(rel)) {
 					return nil
 				}
 			}
@@ -164,7 +166,7 @@ var errGrepCapped = errors.New("grep output capped")
 // file searches one file. Binary files, directories and special files are skipped
 // silently (nil error) when reached by the walk.
 func (s *grepSearch) file(ctx context.Context, p string) error {
-	f, _, err := openFile(s.env, p, os.O_RDONLY, OpRead)
+	f, _, err := openFile(s.env, p, os.O_RDONLY, policy.OpRead)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,7 +84,7 @@ func TestGrep(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, grepTree)
 			res := call(t, Grep{}, env, tt.give)
 			require.False(t, res.IsError, res.Content)
@@ -109,7 +110,7 @@ func TestGrepErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := Grep{}.Run(context.Background(), newEnv(t, DefaultMode), json.RawMessage(tt.give))
+			res := Grep{}.Run(context.Background(), newEnv(t, policy.DefaultMode), json.RawMessage(tt.give))
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 		})
@@ -117,7 +118,7 @@ func TestGrepErrors(t *testing.T) {
 }
 
 func TestGrepCapped(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 1000
 	var b strings.Builder
 	for i := range 500 {
@@ -137,7 +138,7 @@ func TestGrepCapped(t *testing.T) {
 // TestGrepSymlinks: a link to a file the policy forbids is skipped, a link into the
 // home directory is read (0467 grants external read).
 func TestGrepSymlinks(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{"a.txt": "root here\n"})
 	writeTree(t, env.Home, map[string]string{"h.txt": "root at home\n"})
 	require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(env.Workspace, "passwd")))

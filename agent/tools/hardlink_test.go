@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +31,7 @@ func TestHardLinkNotModified(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			outside := filepath.Join(tempDir(t), "hosts")
 			require.NoError(t, os.WriteFile(outside, []byte(original), 0o644))
 			require.NoError(t, os.Link(outside, filepath.Join(env.Workspace, "hosts")))
@@ -45,7 +46,7 @@ func TestHardLinkNotModified(t *testing.T) {
 
 // TestHardLinkCopied: once copied, the file has one name and can be changed.
 func TestHardLinkCopied(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	outside := filepath.Join(tempDir(t), "a.txt")
 	require.NoError(t, os.WriteFile(outside, []byte("a\n"), 0o644))
 	link := filepath.Join(env.Workspace, "a.txt")

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentrun/agentrun/pathname"
 	"golang.org/x/sys/unix"
 )
 
@@ -13,7 +14,7 @@ const maxIgnoreFile = 1 << 20
 
 // ignoreRule is one pattern line of a .gitignore file.
 type ignoreRule struct {
-	segs    []pathSeg
+	path    pathname.PathPattern
 	negate  bool // "!pattern" re-includes
 	dirOnly bool // "pattern/" matches directories only
 }
@@ -48,11 +49,11 @@ func parseIgnore(text string) []ignoreRule {
 		if !strings.Contains(line, "/") {
 			line = "**/" + line
 		}
-		segs, err := compilePath(line)
-		if err != nil || len(segs) == 0 {
+		path, err := pathname.CompilePath(line)
+		if err != nil || path.Empty() {
 			continue
 		}
-		r.segs = segs
+		r.path = path
 		rules = append(rules, r)
 	}
 	return rules
@@ -73,7 +74,7 @@ func (f *ignoreFile) match(rel string, isDir bool) (matched, ignored bool) {
 		if r.dirOnly && !isDir {
 			continue
 		}
-		if matchPath(r.segs, parts) {
+		if r.path.Match(parts) {
 			return true, !r.negate
 		}
 	}
@@ -89,7 +90,7 @@ type ignorer struct {
 // from the workspace down to root's parent, when root lies in the workspace.
 func newIgnorer(workspace, root string) *ignorer {
 	ig := &ignorer{}
-	if workspace == "" || !within(workspace, root) {
+	if workspace == "" || !pathname.Within(workspace, root) {
 		return ig
 	}
 	ig.load(workspace, filepath.Join(workspace, ".git", "info", "exclude"))
@@ -133,7 +134,7 @@ func (ig *ignorer) enter(dir string) {
 
 // leave pops the files whose directory does not contain p.
 func (ig *ignorer) leave(p string) {
-	for len(ig.files) > 0 && !within(ig.files[len(ig.files)-1].dir, p) {
+	for len(ig.files) > 0 && !pathname.Within(ig.files[len(ig.files)-1].dir, p) {
 		ig.files = ig.files[:len(ig.files)-1]
 	}
 }
@@ -144,7 +145,7 @@ func (ig *ignorer) ignored(p string, isDir bool) bool {
 	ignored := false
 	for i := range ig.files {
 		f := &ig.files[i]
-		if p == f.dir || !within(f.dir, p) {
+		if p == f.dir || !pathname.Within(f.dir, p) {
 			continue
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p, f.dir), "/")

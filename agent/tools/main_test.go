@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
@@ -25,7 +26,7 @@ func tempDir(t testing.TB) string {
 // newEnv returns an Env with a fresh workspace and home directory and the given mode.
 func newEnv(t testing.TB, mode string) *Env {
 	t.Helper()
-	p, err := ParsePolicy(mode)
+	p, err := policy.Parse(mode)
 	require.NoError(t, err)
 	return &Env{Workspace: tempDir(t), Home: tempDir(t), Policy: p, Timeout: time.Minute}
 }

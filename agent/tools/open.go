@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentrun/agentrun/pathname"
+	"github.com/agentrun/agentrun/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -46,8 +48,8 @@ func (e *hardLinkError) Error() string {
 // os.O_WRONLY or os.O_RDWR, never creating or truncating it), and checks what was
 // opened: directories give syscall.EISDIR, devices, sockets and named pipes
 // errNotRegular, a file opened for writing that has other names a *hardLinkError,
-// and a real location the policy does not allow for every op a *DeniedError.
-func openFile(env *Env, abs string, flags int, ops ...Op) (*os.File, fs.FileInfo, error) {
+// and a real location the policy does not allow for every op a *policy.DeniedError.
+func openFile(env *Env, abs string, flags int, ops ...policy.Op) (*os.File, fs.FileInfo, error) {
 	f, err := openNoMagic(abs, flags|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) { // a named pipe without a reader, a socket
@@ -94,13 +96,13 @@ func linkCount(fi fs.FileInfo) uint64 {
 
 // checkOpened returns the real location of f, opened from the absolute path abs, once
 // the policy allows every op there.
-func checkOpened(env *Env, f *os.File, abs string, ops ...Op) (string, error) {
+func checkOpened(env *Env, f *os.File, abs string, ops ...policy.Op) (string, error) {
 	real, err := openedPath(f, abs)
 	if err != nil {
 		return "", err
 	}
 	for _, op := range ops {
-		if err := env.policy().checkReal(op, abs, real, env); err != nil {
+		if err := env.policy().CheckOpened(op, abs, real, env.dirs()); err != nil {
 			return "", err
 		}
 	}
@@ -111,7 +113,7 @@ func checkOpened(env *Env, f *os.File, abs string, ops ...Op) (string, error) {
 // that names the very file f is (same device and inode). A link changed after the
 // open gives errSwapped.
 func statPath(f *os.File, abs string) (string, error) {
-	real := realPath(abs)
+	real := pathname.Real(abs)
 	fi, err := f.Stat()
 	if err != nil {
 		return "", err
@@ -135,9 +137,9 @@ func openChecked(path string, flags int, perm os.FileMode) (*os.File, error) {
 
 // viaMagicLink reports whether resolving the absolute path p passes through a magic
 // location: /dev/fd, or a /proc entry for a process's open files, root, working
-// directory or executable. Links are followed like realPath does.
+// directory or executable. Links are followed like pathname.Real does.
 func viaMagicLink(p string) bool {
-	_, magic := walkPath(p, "", isMagicLocation)
+	_, magic := pathname.Walk(p, "", isMagicLocation)
 	return magic
 }
 
@@ -145,7 +147,7 @@ func viaMagicLink(p string) bool {
 // /proc/P/fd/N, /proc/P/map_files/N, /proc/P/root, /proc/P/cwd or /proc/P/exe (also
 // under /proc/P/task/T), whose links lead to a process's open files.
 func isMagicLocation(p string) bool {
-	if within("/dev/fd", p) {
+	if pathname.Within("/dev/fd", p) {
 		return true
 	}
 	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")

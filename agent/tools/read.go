@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -57,10 +58,10 @@ func (Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	case in.Limit.set && in.Limit.n < 1:
 		return failure(sum, "limit must be 1 or more")
 	}
-	if err := env.policy().CheckPath(OpRead, path, env); err != nil {
+	if err := env.policy().CheckPath(policy.OpRead, path, env.dirs()); err != nil {
 		return failure(sum, err.Error())
 	}
-	f, fi, err := openFile(env, absPath(env, path), os.O_RDONLY, OpRead)
+	f, fi, err := openFile(env, absPath(env, path), os.O_RDONLY, policy.OpRead)
 	if err != nil {
 		return failure(sum, fileError(path, err))
 	}
@@ -161,7 +162,7 @@ func fileError(path string, err error) string {
 // refusal turns the errors that the file tools share (a policy denial, a file that
 // must not be touched) into a message for the model.
 func refusal(path string, err error) (string, bool) {
-	var denied *DeniedError
+	var denied *policy.DeniedError
 	var links *hardLinkError
 	switch {
 	case errors.As(err, &denied):

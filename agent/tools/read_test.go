@@ -12,6 +12,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,7 +75,7 @@ func TestRead(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, files)
 			res := call(t, Read{}, env, tt.give)
 			require.False(t, res.IsError, res.Content)
@@ -85,7 +86,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestReadAbsoluteAndHome(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{"a.txt": "ws\n"})
 	writeTree(t, env.Home, map[string]string{"h.txt": "home\n"})
 	res := call(t, Read{}, env, in{"path": filepath.Join(env.Workspace, "a.txt")})
@@ -113,7 +114,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"a.txt": "a\n", "dir/x": "x", "bin.dat": "ab\x00cd"})
 			require.NoError(t, syscall.Mkfifo(filepath.Join(env.Workspace, "fifo"), 0o644))
 			res := Read{}.Run(context.Background(), env, json.RawMessage(tt.give))
@@ -128,7 +129,7 @@ func TestReadPermissionDenied(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root reads every file; fileError's mapping is checked in TestFileError")
 	}
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{"secret.txt": "x\n"})
 	require.NoError(t, os.Chmod(filepath.Join(env.Workspace, "secret.txt"), 0))
 	res := call(t, Read{}, env, in{"path": "secret.txt"})
@@ -142,7 +143,7 @@ func TestFileError(t *testing.T) {
 }
 
 func TestReadCapped(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 1000
 	var b strings.Builder
 	for i := 1; i <= 500; i++ {
@@ -164,7 +165,7 @@ func TestReadCapped(t *testing.T) {
 }
 
 func TestReadLongLine(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 1000
 	long := strings.Repeat("é", 2000) // 4000 bytes of two-byte characters
 	writeTree(t, env.Workspace, map[string]string{"min.js": long + "\nnext\n"})

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +27,7 @@ func newSwapFixture(t *testing.T, mode string) swapFixture {
 	ws, outside := filepath.Join(parent, "ws"), filepath.Join(parent, "outside")
 	writeTree(t, ws, map[string]string{"inside.txt": "inside\n", "insidedir/keep.txt": "keep\n"})
 	writeTree(t, outside, map[string]string{"target.txt": "outside SECRET original\n", ".ssh/config": "Host x SECRET-SSH\n", "notes.txt": "SECRET notes\n"})
-	p, err := ParsePolicy(mode)
+	p, err := policy.Parse(mode)
 	require.NoError(t, err)
 	return swapFixture{env: &Env{Workspace: ws, Home: tempDir(t), Policy: p}, outside: outside}
 }
@@ -87,17 +88,17 @@ func TestSymlinkSwapCannotEscape(t *testing.T) {
 		tool    Tool
 		input   in
 	}{
-		{name: "Write through file link", mode: DefaultMode, link: "link.txt", targets: [2]string{"inside.txt", "../outside/target.txt"},
+		{name: "Write through file link", mode: policy.DefaultMode, link: "link.txt", targets: [2]string{"inside.txt", "../outside/target.txt"},
 			tool: Write{}, input: in{"path": "link.txt", "content": "pwned\n"}},
-		{name: "Write new file through dir link", mode: DefaultMode, link: "dir", targets: [2]string{"insidedir", "../outside"},
+		{name: "Write new file through dir link", mode: policy.DefaultMode, link: "dir", targets: [2]string{"insidedir", "../outside"},
 			tool: Write{}, input: in{"path": "dir/new.txt", "content": "pwned\n"}},
-		{name: "Write new dirs through dir link", mode: DefaultMode, link: "dir", targets: [2]string{"insidedir", "../outside"},
+		{name: "Write new dirs through dir link", mode: policy.DefaultMode, link: "dir", targets: [2]string{"insidedir", "../outside"},
 			tool: Write{}, input: in{"path": "dir/a/b/new.txt", "content": "pwned\n"}},
-		{name: "Write through dangling link", mode: DefaultMode, link: "new.txt", targets: [2]string{"made.txt", "../outside/made.txt"},
+		{name: "Write through dangling link", mode: policy.DefaultMode, link: "new.txt", targets: [2]string{"made.txt", "../outside/made.txt"},
 			tool: Write{}, input: in{"path": "new.txt", "content": "pwned\n"}},
-		{name: "Edit through file link", mode: DefaultMode, link: "link.txt", targets: [2]string{"inside.txt", "../outside/target.txt"},
+		{name: "Edit through file link", mode: policy.DefaultMode, link: "link.txt", targets: [2]string{"inside.txt", "../outside/target.txt"},
 			tool: Edit{}, input: in{"path": "link.txt", "old_string": "SECRET", "new_string": "pwned"}},
-		{name: "Read ssh config", mode: DefaultMode, link: "link.txt", targets: [2]string{"inside.txt", "../outside/.ssh/config"},
+		{name: "Read ssh config", mode: policy.DefaultMode, link: "link.txt", targets: [2]string{"inside.txt", "../outside/.ssh/config"},
 			tool: Read{}, input: in{"path": "link.txt"}},
 		{name: "Read without external read", mode: "0007", link: "link.txt", targets: [2]string{"inside.txt", "../outside/notes.txt"},
 			tool: Read{}, input: in{"path": "link.txt"}},

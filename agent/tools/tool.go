@@ -1,5 +1,5 @@
-// Package tools holds the agent's built-in tools and the bash_mode safety policy that
-// guards them; every tool runs inside one workspace directory.
+// Package tools holds the agent's built-in tools; every tool runs inside one workspace
+// directory, and asks the bash_mode safety policy (package policy) before it acts.
 package tools
 
 import (
@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -37,7 +38,7 @@ type Env struct {
 	// Home is the user's home directory, for "~" in paths and the policy.
 	Home string
 	// Policy decides which commands and paths are allowed.
-	Policy Policy
+	Policy policy.Policy
 	// Timeout is the time limit of a Bash call (0 means DefaultTimeout, 10 minutes).
 	// A call's own timeout argument can shorten it, never extend it.
 	Timeout time.Duration

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentrun/agentrun/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,7 +38,7 @@ func walkFiles(ctx context.Context, env *Env, root string, fn func(path string, 
 	if err != nil {
 		return 0, err
 	}
-	real, err := checkOpened(env, f, root, OpRead)
+	real, err := checkOpened(env, f, root, policy.OpRead)
 	if err != nil {
 		f.Close()
 		return 0, err
@@ -69,7 +70,7 @@ func (w *walker) dir(p, real string, f *os.File) error {
 			if err != nil {
 				continue
 			}
-			subReal, err := checkOpened(w.env, sub, cp, OpRead)
+			subReal, err := checkOpened(w.env, sub, cp, policy.OpRead)
 			if err != nil {
 				sub.Close()
 				continue
@@ -98,5 +99,5 @@ func (w *walker) dir(p, real string, f *os.File) error {
 // readRefused reports whether the policy refuses to read the absolute path p: the
 // rule of the Read tool, which Glob and Grep apply to every entry they walk.
 func readRefused(env *Env, p string) bool {
-	return env.policy().CheckPath(OpRead, p, env) != nil
+	return env.policy().CheckPath(policy.OpRead, p, env.dirs()) != nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,7 +65,7 @@ func TestWalkSkipsWhatReadRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := newSecretsFixture(t, DefaultMode)
+			env := newSecretsFixture(t, policy.DefaultMode)
 			res := call(t, tt.tool, env, tt.input)
 			require.False(t, res.IsError, res.Content)
 			for _, w := range tt.want {

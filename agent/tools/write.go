@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"syscall"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
 )
 
@@ -51,7 +52,7 @@ func (Write) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 	if len(content) > MaxWriteBytes {
 		return failure(sum, fmt.Sprintf("content is %d bytes; Write accepts at most %d bytes (1 MiB): split the file or generate it with a command", len(content), MaxWriteBytes))
 	}
-	if err := env.policy().CheckPath(OpWrite, path, env); err != nil {
+	if err := env.policy().CheckPath(policy.OpWrite, path, env.dirs()); err != nil {
 		return failure(sum, err.Error())
 	}
 	if err := writeFile(env, absPath(env, path), []byte(content)); err != nil {

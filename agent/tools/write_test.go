@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrun/agentrun/policy"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,7 +29,7 @@ func TestWrite(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"old.txt": "old content that is longer\n", "target.txt": "t"})
 			require.NoError(t, os.Symlink("target.txt", filepath.Join(env.Workspace, "link.txt")))
 			res := call(t, Write{}, env, in{"path": tt.path, "content": tt.content})
@@ -43,7 +44,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestWriteKeepsMode(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	p := filepath.Join(env.Workspace, "run.sh")
 	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
 	res := call(t, Write{}, env, in{"path": "run.sh", "content": "#!/bin/sh\necho hi\n"})
@@ -67,7 +68,7 @@ func TestWriteErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			env := newEnv(t, DefaultMode)
+			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"dir/x": "x", "file.txt": "f"})
 			res := Write{}.Run(context.Background(), env, json.RawMessage(tt.give))
 			assert.True(t, res.IsError)
@@ -77,7 +78,7 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func TestWriteTooLarge(t *testing.T) {
-	env := newEnv(t, DefaultMode)
+	env := newEnv(t, policy.DefaultMode)
 	res := call(t, Write{}, env, in{"path": "big.txt", "content": strings.Repeat("a", MaxWriteBytes+1)})
 	assert.True(t, res.IsError)
 	assert.Equal(t, "content is 1048577 bytes; Write accepts at most 1048576 bytes (1 MiB): split the file or generate it with a command", res.Content)

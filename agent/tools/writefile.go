@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/agentrun/agentrun/pathname"
+	"github.com/agentrun/agentrun/policy"
 	"golang.org/x/sys/unix"
 )
 
@@ -22,7 +24,7 @@ const maxWriteAttempts = 3
 // file's data to disk on close, which costs hundreds of microseconds per edit).
 func writeFile(env *Env, abs string, data []byte) error {
 	for range maxWriteAttempts {
-		f, _, err := openFile(env, abs, os.O_WRONLY, OpWrite)
+		f, _, err := openFile(env, abs, os.O_WRONLY, policy.OpWrite)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			f, err = createFile(env, abs, 0o644)
 			if errors.Is(err, fs.ErrExist) {
@@ -54,7 +56,7 @@ func overwrite(f *os.File, data []byte) error {
 // checked where it really is, and the file is made in that very directory; a name
 // that exists by then, even as a link, gives fs.ErrExist.
 func createFile(env *Env, abs string, perm fs.FileMode) (*os.File, error) {
-	target := realPath(abs)
+	target := pathname.Real(abs)
 	name := filepath.Base(target)
 	dir, err := openParent(env, abs, filepath.Dir(target), name)
 	if err != nil {
@@ -90,7 +92,7 @@ func openParent(env *Env, abs, dir, name string) (*os.File, error) {
 	real, err := openedPath(f, dir)
 	if err == nil {
 		target := filepath.Join(append(append([]string{real}, missing...), name)...)
-		err = env.policy().checkReal(OpWrite, abs, target, env)
+		err = env.policy().CheckOpened(policy.OpWrite, abs, target, env.dirs())
 	}
 	if err != nil {
 		f.Close()

@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentrun/agentrun/agent/tools"
+	bashpolicy "github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sink"
 )
@@ -40,9 +40,9 @@ func resolvePolicy(dir, mode, level string) (policy, error) {
 		p.BashMode = mode
 	}
 	if p.BashMode == "" {
-		p.BashMode = tools.DefaultMode
+		p.BashMode = bashpolicy.DefaultMode
 	}
-	if _, err := tools.ParsePolicy(p.BashMode); err != nil {
+	if _, err := bashpolicy.Parse(p.BashMode); err != nil {
 		return p, usagef("exec: --bash-mode: %v", err)
 	}
 	if level != "" {

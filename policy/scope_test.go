@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import (
 	"os"
@@ -41,10 +41,10 @@ func TestSensitivePaths(t *testing.T) {
 }
 
 func TestScopePath(t *testing.T) {
-	env := newEnv(t, DefaultMode)
-	writeTree(t, env.Workspace, map[string]string{"main.go": ""})
-	require.NoError(t, os.Symlink("/etc", filepath.Join(env.Workspace, "etc")))
-	require.NoError(t, os.Symlink("/tmp", filepath.Join(env.Workspace, "tmplink")))
+	d := newDirs(t)
+	writeTree(t, d.Workspace, map[string]string{"main.go": ""})
+	require.NoError(t, os.Symlink("/etc", filepath.Join(d.Workspace, "etc")))
+	require.NoError(t, os.Symlink("/tmp", filepath.Join(d.Workspace, "tmplink")))
 	tests := []struct {
 		give string
 		want scope
@@ -53,7 +53,7 @@ func TestScopePath(t *testing.T) {
 		{"new/file.txt", scopeWorkspace},
 		{"*.go", scopeWorkspace},
 		{".", scopeWorkspace},
-		{filepath.Join(env.Workspace, "main.go"), scopeWorkspace},
+		{filepath.Join(d.Workspace, "main.go"), scopeWorkspace},
 		{"/etc/passwd", scopeSystem},
 		{"/", scopeSystem},
 		{"/et*", scopeSystem},
@@ -77,36 +77,16 @@ func TestScopePath(t *testing.T) {
 		{".env", scopeSystem},
 	}
 	for _, tt := range tests {
-		got, why := scopePath(env, tt.give, "", false)
+		got, why := scopePath(d, tt.give, "", false)
 		assert.Equal(t, tt.want, got, "%s: %s", tt.give, why)
 	}
 }
 
-func TestScopePathWithoutEnv(t *testing.T) {
+func TestScopePathWithoutDirs(t *testing.T) {
 	for give, want := range map[string]scope{
 		"x.go": scopeWorkspace, "a/../b": scopeWorkspace, "../x": scopeExternal, "/etc/x": scopeSystem, "~/x": scopeExternal,
 	} {
-		got, _ := scopePath(nil, give, "", false)
+		got, _ := scopePath(Dirs{}, give, "", false)
 		assert.Equal(t, want, got, give)
 	}
-}
-
-func TestRealPath(t *testing.T) {
-	dir := tempDir(t)
-	require.NoError(t, os.MkdirAll(filepath.Join(dir, "a/b"), 0o755))
-	require.NoError(t, os.Symlink("a/b", filepath.Join(dir, "rel")))
-	require.NoError(t, os.Symlink("/nonexistent/target", filepath.Join(dir, "dangling")))
-	require.NoError(t, os.Symlink("loop2", filepath.Join(dir, "loop1")))
-	require.NoError(t, os.Symlink("loop1", filepath.Join(dir, "loop2")))
-	tests := map[string]string{
-		filepath.Join(dir, "rel/x"):    filepath.Join(dir, "a/b/x"),
-		dir + "/rel/../c":              filepath.Join(dir, "a/c"),
-		filepath.Join(dir, "dangling"): "/nonexistent/target",
-		dir + "/missing/x/../y":        filepath.Join(dir, "missing/y"),
-		"/":                            "/",
-	}
-	for give, want := range tests {
-		assert.Equal(t, want, realPath(give), give)
-	}
-	assert.NotPanics(t, func() { realPath(filepath.Join(dir, "loop1", "x")) })
 }

@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import "strings"
 
@@ -8,7 +8,7 @@ func (x *cmdCtx) shell(name string, args []token) {
 	inline, file := false, false
 	for i := 0; i < len(args); i++ {
 		a := args[i].text
-		if a == "--" || a == "-" || !(strings.HasPrefix(a, "-") || strings.HasPrefix(a, "+")) {
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "+") {
 			if a == "--" && i+1 < len(args) {
 				i++
 				a = args[i].text

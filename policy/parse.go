@@ -1,4 +1,4 @@
-package tools
+package policy
 
 // simple is one simple command: its words and redirections.
 type simple struct {

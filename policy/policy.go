@@ -1,4 +1,4 @@
-package tools
+package policy
 
 import (
 	"errors"
@@ -54,9 +54,9 @@ type Policy struct {
 // and write, workspace read, write and execute.
 const DefaultMode = "0467"
 
-// ParsePolicy parses a bash_mode such as "0467". An invalid mode returns the zero
+// Parse parses a bash_mode such as "0467". An invalid mode returns the zero
 // Policy, which denies everything, together with the error.
-func ParsePolicy(mode string) (Policy, error) {
+func Parse(mode string) (Policy, error) {
 	if len(mode) != 4 {
 		return Policy{}, fmt.Errorf("bash_mode %q: want four octal digits such as %q", mode, DefaultMode)
 	}
@@ -67,8 +67,8 @@ func ParsePolicy(mode string) (Policy, error) {
 	return Policy{bits: Access(n)}, nil
 }
 
-// NewPolicy returns the Policy that grants exactly a.
-func NewPolicy(a Access) Policy { return Policy{bits: a & allAccess} }
+// New returns the Policy that grants exactly a.
+func New(a Access) Policy { return Policy{bits: a & allAccess} }
 
 // String returns the mode as four octal digits.
 func (p Policy) String() string { return p.bits.String() }
@@ -130,35 +130,36 @@ func (e *DeniedError) Error() string {
 func (e *DeniedError) Unwrap() error { return ErrDenied }
 
 // CheckCommand classifies a Bash command (a heuristic scan, not a sandbox) and returns
-// a *DeniedError when the policy does not grant what it requires. env supplies the
-// workspace and home directory that paths are scoped against; it may be nil.
-func (p Policy) CheckCommand(command string, env *Env) error {
-	return p.decide(classifyCommand(command, env))
+// a *DeniedError when the policy does not grant what it requires. d supplies the
+// workspace and home directory that paths are scoped against; the zero Dirs judges
+// relative paths as in the workspace and "~" as external.
+func (p Policy) CheckCommand(command string, d Dirs) error {
+	return p.decide(classifyCommand(command, d))
 }
 
 // CheckPath returns a *DeniedError when the policy does not allow op on path, which
-// is resolved like a file tool's path argument: "~" against env.Home, relative paths
-// against env.Workspace, and symbolic links in the existing part of the path
+// is resolved like a file tool's path argument: "~" against d.Home, relative paths
+// against d.Workspace, and symbolic links in the existing part of the path
 // followed. Paths that leave the workspace need the external (or system) bit of op.
-func (p Policy) CheckPath(op Op, path string, env *Env) error {
-	return p.checkScope(op, path, env, false)
+func (p Policy) CheckPath(op Op, path string, d Dirs) error {
+	return p.checkScope(op, path, d, false)
 }
 
-// checkReal is CheckPath for a file opened from the absolute path abs and found at
-// real. When links led there, shared scratch directories are not trusted for it, as
-// CheckPath(abs) would not have trusted them.
-func (p Policy) checkReal(op Op, abs, real string, env *Env) error {
-	return p.checkScope(op, real, env, real != abs && !onlyTempRootLinked(abs, real))
+// CheckOpened is CheckPath for a file opened from the absolute path abs and found at
+// real (the path the open really reached). When links led there, shared scratch
+// directories are not trusted for it, as CheckPath(abs) would not have trusted them.
+func (p Policy) CheckOpened(op Op, abs, real string, d Dirs) error {
+	return p.checkScope(op, real, d, real != abs && !onlyTempRootLinked(abs, real))
 }
 
 // checkScope decides op on path; indirect distrusts shared scratch directories.
-func (p Policy) checkScope(op Op, path string, env *Env, indirect bool) error {
+func (p Policy) checkScope(op Op, path string, d Dirs, indirect bool) error {
 	var v verdict
 	perm := WorkspaceRead
 	if op == OpWrite {
 		perm = WorkspaceWrite
 	}
-	sc, why := scopePath(env, path, "", indirect)
+	sc, why := scopePath(d, path, "", indirect)
 	v.add(sc.access(perm), why)
 	return p.decide(v)
 }
@@ -172,7 +173,7 @@ func (p Policy) decide(v verdict) error {
 	if p.bits == 0 {
 		reason = "bash_mode 0000 (or an invalid mode) grants nothing"
 	}
-	return &DeniedError{Required: NewPolicy(v.need), Allowed: p, Reason: reason}
+	return &DeniedError{Required: New(v.need), Allowed: p, Reason: reason}
 }
 
 // verdict is what a call requires, with the first cause recorded for every bit.

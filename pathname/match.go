@@ -1,4 +1,4 @@
-package tools
+package pathname
 
 import (
 	"errors"
@@ -9,8 +9,8 @@ import (
 
 // Glob pattern errors.
 var (
-	errUnclosedClass = errors.New("unclosed character class '['")
-	errTooManyAlts   = fmt.Errorf("more than %d alternatives after brace expansion", maxBraceAlternatives)
+	ErrUnclosedClass       = errors.New("unclosed character class '['")
+	ErrTooManyAlternatives = fmt.Errorf("more than %d alternatives after brace expansion", maxBraceAlternatives)
 )
 
 // maxBraceAlternatives bounds the patterns one {a,b} expansion may produce.
@@ -55,16 +55,16 @@ func (t globTok) matchRune(r rune) bool {
 	return false
 }
 
-// segment is a compiled pattern for one path element (it never contains '/').
-type segment struct {
+// Segment is a compiled pattern for one path element (it never contains '/').
+type Segment struct {
 	toks    []globTok
 	literal string
 	isLit   bool
 }
 
-// compileSegment compiles one path element: * (any run of characters), ? (one
+// CompileSegment compiles one path element: * (any run of characters), ? (one
 // character), [abc] [a-z] [!x] [^x] classes and \ escapes. Braces are literal here.
-func compileSegment(s string) (segment, error) {
+func CompileSegment(s string) (Segment, error) {
 	var toks []globTok
 	lit := true
 	for i := 0; i < len(s); {
@@ -91,7 +91,7 @@ func compileSegment(s string) (segment, error) {
 			lit = false
 			tok, n, err := compileClass(s[i:])
 			if err != nil {
-				return segment{}, err
+				return Segment{}, err
 			}
 			toks = append(toks, tok)
 			i += n
@@ -100,7 +100,7 @@ func compileSegment(s string) (segment, error) {
 			i += size
 		}
 	}
-	seg := segment{toks: toks, isLit: lit}
+	seg := Segment{toks: toks, isLit: lit}
 	if lit {
 		var b strings.Builder
 		for _, t := range toks {
@@ -137,7 +137,7 @@ func compileClass(s string) (globTok, int, error) {
 		}
 		tok.ranges = append(tok.ranges, runeRange{lo, hi})
 	}
-	return globTok{}, 0, errUnclosedClass
+	return globTok{}, 0, ErrUnclosedClass
 }
 
 func classRune(s string) (rune, int) {
@@ -148,8 +148,8 @@ func classRune(s string) (rune, int) {
 	return utf8.DecodeRuneInString(s)
 }
 
-// match reports whether the whole name matches the segment.
-func (s segment) match(name string) bool {
+// Match reports whether the whole name matches the segment.
+func (s Segment) Match(name string) bool {
 	if s.isLit {
 		return name == s.literal
 	}
@@ -184,15 +184,33 @@ func (s segment) match(name string) bool {
 	return ti == len(s.toks)
 }
 
-// pathSeg is one element of a path pattern: a segment, or ** (any number of elements).
+// pathSeg is one element of a path pattern: a Segment, or ** (any number of elements).
 type pathSeg struct {
 	double bool
-	seg    segment
+	seg    Segment
 }
 
-// compilePath compiles a '/'-separated pattern without brace expansion. Empty
+// PathPattern is a compiled '/'-separated pattern without brace expansion, the
+// form of a .gitignore rule.
+type PathPattern struct {
+	segs []pathSeg
+}
+
+// CompilePath compiles a '/'-separated pattern without brace expansion. Empty
 // elements (from "a//b" or a leading "/") are dropped.
-func compilePath(p string) ([]pathSeg, error) {
+func CompilePath(p string) (PathPattern, error) {
+	segs, err := compileSegs(p)
+	return PathPattern{segs: segs}, err
+}
+
+// Empty reports whether the pattern has no elements (it was "" or only slashes).
+func (p PathPattern) Empty() bool { return len(p.segs) == 0 }
+
+// Match reports whether the path elements match the pattern's elements.
+func (p PathPattern) Match(parts []string) bool { return matchPath(p.segs, parts) }
+
+// compileSegs compiles the elements of a '/'-separated pattern.
+func compileSegs(p string) ([]pathSeg, error) {
 	var segs []pathSeg
 	for _, part := range strings.Split(p, "/") {
 		if part == "" {
@@ -205,7 +223,7 @@ func compilePath(p string) ([]pathSeg, error) {
 			segs = append(segs, pathSeg{double: true})
 			continue
 		}
-		seg, err := compileSegment(part)
+		seg, err := CompileSegment(part)
 		if err != nil {
 			return nil, err
 		}
@@ -229,7 +247,7 @@ func matchPath(segs []pathSeg, parts []string) bool {
 		} else {
 			next[0] = false
 			for j := 1; j <= len(parts); j++ {
-				next[j] = cur[j-1] && s.seg.match(parts[j-1])
+				next[j] = cur[j-1] && s.seg.Match(parts[j-1])
 			}
 		}
 		cur, next = next, cur
@@ -237,21 +255,21 @@ func matchPath(segs []pathSeg, parts []string) bool {
 	return cur[len(parts)]
 }
 
-// globPattern is a compiled Glob pattern: ** for any number of directories, *, ?,
+// Pattern is a compiled Glob pattern: ** for any number of directories, *, ?,
 // [...] and {a,b} alternatives, matched against '/'-separated relative paths.
-type globPattern struct {
+type Pattern struct {
 	alts [][]pathSeg
 }
 
-// compileGlob compiles a Glob pattern.
-func compileGlob(p string) (*globPattern, error) {
+// Compile compiles a Glob pattern.
+func Compile(p string) (*Pattern, error) {
 	alts, err := expandBraces(p, nil)
 	if err != nil {
 		return nil, err
 	}
-	g := &globPattern{}
+	g := &Pattern{}
 	for _, a := range alts {
-		segs, err := compilePath(a)
+		segs, err := compileSegs(a)
 		if err != nil {
 			return nil, err
 		}
@@ -260,8 +278,8 @@ func compileGlob(p string) (*globPattern, error) {
 	return g, nil
 }
 
-// match reports whether the '/'-separated relative path matches.
-func (g *globPattern) match(rel string) bool {
+// Match reports whether the '/'-separated relative path matches.
+func (g *Pattern) Match(rel string) bool {
 	parts := strings.Split(rel, "/")
 	for _, segs := range g.alts {
 		if matchPath(segs, parts) {
@@ -305,7 +323,7 @@ func expandBraces(p string, out []string) ([]string, error) {
 					return nil, err
 				}
 				if len(out) > maxBraceAlternatives {
-					return nil, errTooManyAlts
+					return nil, ErrTooManyAlternatives
 				}
 			}
 			return out, nil

@@ -1,9 +1,11 @@
-package tools
+package policy
 
 import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentrun/agentrun/pathname"
 )
 
 // scope is where a path lies, as the policy sees it.
@@ -127,7 +129,7 @@ func isSensitiveName(name string) bool {
 // isSensitivePath reports whether any element of a path names a credential store.
 // Elements that are glob patterns count when they can match such a name.
 func isSensitivePath(p string) bool {
-	parts := splitPath(p)
+	parts := pathname.Elements(p)
 	for i, c := range parts {
 		if c == "" || c == "." || c == ".." {
 			continue
@@ -155,7 +157,7 @@ func globMaySensitive(elem string) bool {
 	if strings.Trim(elem, "*?") == "" {
 		return false
 	}
-	seg, err := compileSegment(elem)
+	seg, err := pathname.CompileSegment(elem)
 	if err != nil {
 		return false
 	}
@@ -163,7 +165,7 @@ func globMaySensitive(elem string) bool {
 		if strings.HasPrefix(s, ".") && !strings.HasPrefix(elem, ".") {
 			continue // the shell's * and ? do not match a leading dot
 		}
-		if seg.match(s) {
+		if seg.Match(s) {
 			return true
 		}
 	}
@@ -180,7 +182,7 @@ func isSystemPath(p string) bool {
 
 func isTempPath(p string) bool {
 	for _, d := range tempDirs {
-		if within(d, p) {
+		if pathname.Within(d, p) {
 			return true
 		}
 	}
@@ -191,8 +193,8 @@ func isTempPath(p string) bool {
 // scratch directory itself (such as macOS's /tmp -> /private/tmp).
 func onlyTempRootLinked(abs, real string) bool {
 	for _, d := range tempDirs {
-		if within(d, abs) {
-			return real == realPath(d)+strings.TrimPrefix(abs, d)
+		if pathname.Within(d, abs) {
+			return real == pathname.Real(d)+strings.TrimPrefix(abs, d)
 		}
 	}
 	return false
@@ -219,7 +221,7 @@ func literalPrefix(p string) string {
 // home directory. Symbolic links in the existing part of the path are followed.
 // indirect says the path was reached through ".." earlier (a cd ..), so shared
 // scratch directories are not trusted for it.
-func scopePath(env *Env, raw, cwd string, indirect bool) (scope, string) {
+func scopePath(d Dirs, raw, cwd string, indirect bool) (scope, string) {
 	if isSensitivePath(raw) {
 		return scopeSystem, raw + " may hold credentials"
 	}
@@ -227,7 +229,7 @@ func scopePath(env *Env, raw, cwd string, indirect bool) (scope, string) {
 	if strings.HasPrefix(p, "/dev/tcp/") || strings.HasPrefix(p, "/dev/udp/") {
 		return scopeNetwork, raw + " is a network socket"
 	}
-	ws, home := env.workspace(), env.home()
+	ws, home := d.Workspace, d.Home
 	var abs string
 	switch {
 	case p == "~" || strings.HasPrefix(p, "~/"):
@@ -258,23 +260,23 @@ func scopePath(env *Env, raw, cwd string, indirect bool) (scope, string) {
 	if isHarmlessDevice(abs) {
 		return scopeNone, ""
 	}
-	rws := env.realWorkspace()
+	rws := d.realWorkspace()
 	base := ""
 	if rws == ws {
 		base = rws // the workspace is real: resolve only what lies below it
 	}
-	real := realPathFrom(abs, base)
+	real := pathname.RealFrom(abs, base)
 	where := raw
 	if real != abs {
 		where = raw + " resolves to " + real + ","
 	}
-	direct := !indirect && !hasDotDot(p) && (real == abs || onlyTempRootLinked(abs, real))
+	direct := !indirect && !pathname.HasDotDot(p) && (real == abs || onlyTempRootLinked(abs, real))
 	switch {
 	case isSensitivePath(real):
 		return scopeSystem, where + " may hold credentials"
-	case ws != "" && (within(ws, real) || within(rws, real)):
+	case ws != "" && (pathname.Within(ws, real) || pathname.Within(rws, real)):
 		return scopeWorkspace, where + " is in the workspace"
-	case home != "" && home != "/" && within(home, real):
+	case home != "" && home != "/" && pathname.Within(home, real):
 		return scopeExternal, where + " is outside the workspace"
 	case direct && isTempPath(real):
 		return scopeNone, ""

@@ -1,9 +1,11 @@
-package tools
+package policy
 
 import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentrun/agentrun/pathname"
 )
 
 // maxClassifyDepth bounds nested classification ($(…) in bash -c in eval …).
@@ -12,8 +14,8 @@ const maxClassifyDepth = 8
 // classifier scans one command line. It tracks the directory that cd moves to, so
 // that later relative paths are scoped where they really point.
 type classifier struct {
-	env *Env
-	cwd string // "" is the workspace; unknownDir after an unknowable cd
+	dirs Dirs
+	cwd  string // "" is the workspace; unknownDir after an unknowable cd
 	// cwdDotDot says cwd was reached through "..", so relative paths from it are
 	// not trusted as direct paths into shared scratch directories.
 	cwdDotDot bool
@@ -23,8 +25,8 @@ type classifier struct {
 // classifyCommand returns what a Bash command requires under the seed's rules
 // (inventory §5.1), with the causes. A command that matches nothing needs
 // workspace read, since it runs in the workspace.
-func classifyCommand(command string, env *Env) verdict {
-	c := &classifier{env: env}
+func classifyCommand(command string, d Dirs) verdict {
+	c := &classifier{dirs: d}
 	v := c.classify(command)
 	if v.need == 0 {
 		v.add(WorkspaceRead, "the command runs in the workspace")
@@ -85,7 +87,7 @@ func (c *classifier) nested(v *verdict, command string) bool {
 	if strings.TrimSpace(command) == "" || command == subMark {
 		return false
 	}
-	inner := &classifier{env: c.env, cwd: c.cwd, cwdDotDot: c.cwdDotDot, depth: c.depth + 1}
+	inner := &classifier{dirs: c.dirs, cwd: c.cwd, cwdDotDot: c.cwdDotDot, depth: c.depth + 1}
 	nv := inner.classify(command)
 	v.merge(nv)
 	return nv.need&NetworkRead != 0
@@ -153,7 +155,7 @@ func (c *classifier) path(v *verdict, w token, perm Access) {
 		return
 	}
 	relative := !filepath.IsAbs(p) && !strings.HasPrefix(p, "~")
-	sc, why := scopePath(c.env, p, c.cwd, c.cwdDotDot && relative)
+	sc, why := scopePath(c.dirs, p, c.cwd, c.cwdDotDot && relative)
 	v.add(sc.access(perm), why)
 }
 
@@ -191,25 +193,25 @@ func pathText(t string) (string, bool) {
 func (c *classifier) cd(args []token) {
 	if len(args) == 0 {
 		c.cwdDotDot = false
-		c.cwd = c.env.home()
+		c.cwd = c.dirs.Home
 		if c.cwd == "" {
 			c.cwd = unknownDir
 		}
 		return
 	}
 	t := args[0].text
-	c.cwdDotDot = hasDotDot(t) || c.cwdDotDot && !filepath.IsAbs(t) && !strings.HasPrefix(t, "~")
+	c.cwdDotDot = pathname.HasDotDot(t) || c.cwdDotDot && !filepath.IsAbs(t) && !strings.HasPrefix(t, "~")
 	if t == "-" || strings.ContainsAny(t, "$"+subMark+"*?[{") {
 		c.cwd = unknownDir
 		return
 	}
 	switch {
 	case t == "~" || strings.HasPrefix(t, "~/"):
-		if c.env.home() == "" {
+		if c.dirs.Home == "" {
 			c.cwd = unknownDir
 			return
 		}
-		c.cwd = filepath.Join(c.env.home(), t[1:])
+		c.cwd = filepath.Join(c.dirs.Home, t[1:])
 	case strings.HasPrefix(t, "~"):
 		c.cwd = unknownDir
 	case filepath.IsAbs(t):
@@ -218,14 +220,14 @@ func (c *classifier) cd(args []token) {
 	default:
 		base := c.cwd
 		if base == "" {
-			base = c.env.workspace()
+			base = c.dirs.Workspace
 		}
 		if base == "" {
 			c.cwd = unknownDir
 			return
 		}
 		c.cwd = filepath.Join(base, t)
-		if c.cwd == c.env.workspace() {
+		if c.cwd == c.dirs.Workspace {
 			c.cwd = ""
 		}
 	}
