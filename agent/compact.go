@@ -391,6 +391,9 @@ func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (strin
 			failure = &e
 		case protocol.KindStop:
 			stopped, stop = true, m.Reason
+		default:
+			// The summary is the text alone: thinking and tool calls are dropped, and
+			// the other kinds are the session's own, which a provider never sends.
 		}
 	}
 	s.stats.CompactRequests++

@@ -94,6 +94,8 @@ stream:
 		case protocol.KindError:
 			e := m.Err
 			res.err = &e
+		default:
+			// The session's own kinds: a provider never sends them; they pass through.
 		}
 		if s.emit(m) != nil {
 			break stream

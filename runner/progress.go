@@ -321,6 +321,8 @@ func (a *activity) Write(m protocol.Message) error {
 		what = fmt.Sprintf("retry %d in %s", m.Attempt, (time.Duration(m.DelayMS) * time.Millisecond).Round(100*time.Millisecond))
 	case protocol.KindResult:
 		s.shown = a.shown
+	default:
+		// Other kinds leave the activity as it is.
 	}
 	if what != s.doing {
 		s.doing = what

@@ -224,6 +224,8 @@ func readToolCalls(path string) ([]toolCall, error) {
 				// Edit's reply holds the change as a unified diff.
 				c.change.Text = headOf(m.Result.Content, reportChangesHead)
 			}
+		default:
+			// The report's tool calls need no other kind.
 		}
 	}
 	return calls, er.Err()

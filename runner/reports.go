@@ -58,8 +58,9 @@ func statusMark(s protocol.Status) string {
 		return "✅"
 	case protocol.StatusCancelled:
 		return "⏹️"
+	default:
+		return "❌"
 	}
-	return "❌"
 }
 
 // mdEscaper makes text safe inside a markdown table cell; it is immutable and safe for

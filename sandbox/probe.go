@@ -49,8 +49,9 @@ func (r Report) needs(l Level) []need {
 		return []need{{"user namespaces", r.UserNS}, sc, nnp}
 	case LevelLandlock:
 		return []need{{"landlock", r.Landlock}, sc, nnp}
+	default:
+		return nil
 	}
-	return nil
 }
 
 // Best is the strongest level this machine supports; see Supports for what each needs.

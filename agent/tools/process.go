@@ -269,6 +269,7 @@ func signalName(s syscall.Signal) string {
 		return "SIGHUP"
 	case syscall.SIGBUS:
 		return "SIGBUS"
+	default:
+		return s.String()
 	}
-	return s.String()
 }
