@@ -167,11 +167,13 @@ func NewServer() *mcp.Server {
 		})
 	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's model.", InputSchema: object},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if _, ok := req.Params.InputResponses["completion"].(*mcp.CreateMessageResult); ok {
+			// The sampling types are deprecated, but servers may still send such requests:
+			// this one tests that agentrun declines them.
+			if _, ok := req.Params.InputResponses["completion"].(*mcp.CreateMessageResult); ok { //nolint:staticcheck // SA1019: see above
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a completion came back"}}}, nil
 			}
-			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"completion": &mcp.CreateMessageParams{MaxTokens: 10,
-				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}}}, nil
+			ask := &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}} //nolint:staticcheck // SA1019: see above
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"completion": ask}}, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Shows the server's environment and folder."},
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
