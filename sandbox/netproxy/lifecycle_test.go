@@ -25,6 +25,7 @@ func tunnel(tb testing.TB, addr, target string) (net.Conn, *bufio.Reader) {
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	require.NoError(tb, err)
 	require.Equal(tb, http.StatusOK, resp.StatusCode)
+	require.NoError(tb, resp.Body.Close(), "a 2xx CONNECT reply has no body: the tunnel stays open")
 	return c, br
 }
 
@@ -84,11 +85,11 @@ func TestLoopRefused(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 
 	self := l.Addr().String()
-	resp, body := raw(t, self, connectRequest(self))
-	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	status, body := raw(t, self, connectRequest(self))
+	assert.Equal(t, http.StatusForbidden, status)
 	assert.Contains(t, body, "connection to "+self+" refused: it is the sandbox's proxy")
-	resp, _ = raw(t, self, "GET http://"+self+"/ HTTP/1.1\r\nHost: x\r\n\r\n")
-	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	status, _ = raw(t, self, "GET http://"+self+"/ HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, http.StatusForbidden, status)
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []Violation{{KindNetworkDenied, self, "the proxy itself"}, {KindNetworkDenied, self, "the proxy itself"}}, vs)
