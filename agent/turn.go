@@ -78,7 +78,7 @@ stream:
 			a.toolUse(m.Call)
 			res.results = append(res.results, protocol.Block{Type: protocol.BlockToolResult,
 				ToolUseID: tr.ToolUseID, Content: tr.Content, IsError: tr.IsError})
-			s.emit(protocol.Message{Kind: protocol.KindToolResult, Result: tr})
+			s.record(protocol.Message{Kind: protocol.KindToolResult, Result: tr})
 			continue
 		case protocol.KindUsage:
 			res.usage = m.Usage

@@ -175,7 +175,7 @@ func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, ac
 	}
 	if mode.Network != 0 && level != sandbox.LevelOff {
 		if err := sb.serveProxy(ctx, req.Allow, onViolation, &spec, &cfg); err != nil {
-			sb.Close()
+			_ = sb.Close()
 			return nil, err
 		}
 	}
@@ -184,7 +184,7 @@ func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, ac
 	binary := opts.Binary
 	if binary == "" {
 		if binary, err = os.Executable(); err != nil {
-			sb.Close()
+			_ = sb.Close()
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}

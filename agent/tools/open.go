@@ -60,7 +60,7 @@ func openFile(env *Env, abs string, flags int, ops ...Op) (*os.File, fs.FileInfo
 		_, err = checkOpened(env, f, abs, ops...)
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil

@@ -60,7 +60,7 @@ func createFile(env *Env, abs string, perm fs.FileMode) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
+	defer func() { _ = dir.Close() }()
 	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: target, Err: err}
@@ -93,7 +93,7 @@ func openParent(env *Env, abs, dir, name string) (*os.File, error) {
 		err = env.policy().checkReal(OpWrite, abs, target, env)
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	for _, m := range missing {
@@ -103,7 +103,7 @@ func openParent(env *Env, abs, dir, name string) (*os.File, error) {
 		if err == nil || errors.Is(err, unix.EEXIST) {
 			fd, err = unix.Openat(int(f.Fd()), m, dirFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		}
-		f.Close()
+		_ = f.Close()
 		if err != nil {
 			return nil, &fs.PathError{Op: "mkdir", Path: dir, Err: err}
 		}

@@ -149,7 +149,7 @@ func NewServer() *mcp.Server {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "garble", Description: "Writes what is not JSON."},
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
-			fmt.Fprintln(os.Stdout, "this is not JSON")
+			_, _ = fmt.Fprintln(os.Stdout, "this is not JSON")
 			time.Sleep(time.Hour) // the client gives up on the connection first
 			return nil, nil, nil
 		})
@@ -212,7 +212,7 @@ func ServeStdio(mode string) int {
 			}
 		})
 	case "invalid-json":
-		fmt.Fprintln(os.Stdout, "Starting server on stdio... (a log line on stdout)")
+		_, _ = fmt.Fprintln(os.Stdout, "Starting server on stdio... (a log line on stdout)")
 	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)
