@@ -32,7 +32,7 @@ func tunnel(tb testing.TB, addr, target string) (net.Conn, *bufio.Reader) {
 func TestTunnelHalfClose(t *testing.T) {
 	r := newRig(t, "127.0.0.1")
 	c, br := tunnel(t, r.fwd, echo(t))
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_, err := io.WriteString(c, "ping")
 	require.NoError(t, err)
 	require.NoError(t, c.(*net.TCPConn).CloseWrite())
@@ -51,7 +51,7 @@ func TestServeStopClosesTunnels(t *testing.T) {
 	var serveErr error
 	wg.Go(func() { serveErr = New(Allowlist{}, nil, nil).Serve(ctx, l) })
 	c, br := tunnel(t, l.Addr().String(), up)
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_, err = io.WriteString(c, "x")
 	require.NoError(t, err)
 	_, err = br.ReadByte()
@@ -106,7 +106,7 @@ func TestForwardDialFails(t *testing.T) {
 	})
 	c, err := net.Dial("tcp", l.Addr().String())
 	require.NoError(t, err)
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_, err = c.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF, "the client's connection is closed")
 	cancel()

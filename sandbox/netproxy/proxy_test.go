@@ -26,7 +26,7 @@ func upstreamHandler(calls *atomic.Int32) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		b, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(w, "%s %s body=%q keep=%q hop=%q pauth=%q pconn=%q host=%s",
+		_, _ = fmt.Fprintf(w, "%s %s body=%q keep=%q hop=%q pauth=%q pconn=%q host=%s",
 			r.Method, r.URL.Path, b, r.Header.Get("X-Keep"), r.Header.Get("X-Hop"),
 			r.Header.Get("Proxy-Authorization"), r.Header.Get("Proxy-Connection"), r.Host)
 	})
@@ -71,7 +71,7 @@ func TestHTTP(t *testing.T) {
 	t.Run("chunked and expect", func(t *testing.T) {
 		c, err := net.Dial("tcp", r.fwd)
 		require.NoError(t, err)
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_, err = io.WriteString(c, "POST http://"+host+"/chunked HTTP/1.1\r\nHost: "+host+"\r\n"+
 			"Expect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
 		require.NoError(t, err)
