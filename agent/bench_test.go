@@ -74,8 +74,8 @@ func BenchmarkSession20Turns(b *testing.B) {
 			b.Fatalf("session ended %v after %d turns: %+v", o.End, o.Turns, o.Err)
 		}
 		require.NoError(b, out.Close())
-		stream.Close()
-		transcript.Close()
+		require.NoError(b, stream.Close())
+		require.NoError(b, transcript.Close())
 	}
 	b.StopTimer()
 	perTurn := float64(cpuTime()-cpu0) / float64(b.N) / 20

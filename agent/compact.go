@@ -295,7 +295,7 @@ func (s *Session) maybeCompact(ctx context.Context, trigger string, turns int) b
 	summary, err := s.summarise(cctx, s.conv[:cut])
 	if err != nil {
 		e := protocol.Error{Kind: protocol.ErrCompact, Message: "compaction failed, continuing uncompacted: " + err.Error()}
-		s.emit(protocol.Message{Kind: protocol.KindError, Err: e})
+		s.record(protocol.Message{Kind: protocol.KindError, Err: e})
 		if span != nil {
 			span.End(SpanEnd{Err: &e})
 		}
@@ -318,7 +318,7 @@ func (s *Session) maybeCompact(ctx context.Context, trigger string, turns int) b
 	if err := s.persistAll(); err != nil && s.sinkErr == nil {
 		s.sinkErr = err
 	}
-	s.emit(protocol.Message{Kind: protocol.KindContextUpdate, Context: protocol.ContextUpdate{Kind: "compact", Trigger: trigger}})
+	s.record(protocol.Message{Kind: protocol.KindContextUpdate, Context: protocol.ContextUpdate{Kind: "compact", Trigger: trigger}})
 	return true
 }
 
@@ -391,6 +391,9 @@ func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (strin
 			failure = &e
 		case protocol.KindStop:
 			stopped, stop = true, m.Reason
+		default:
+			// The summary is the text alone: thinking and tool calls are dropped, and
+			// the other kinds are the session's own, which a provider never sends.
 		}
 	}
 	s.stats.CompactRequests++
@@ -398,7 +401,7 @@ func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (strin
 	var priced bool
 	if usage != (protocol.Usage{}) {
 		usd, priced = s.account(s.cfg.Model, usage)
-		s.emit(protocol.Message{Kind: protocol.KindUsage, Usage: usage, UsageKind: "compact"})
+		s.record(protocol.Message{Kind: protocol.KindUsage, Usage: usage, UsageKind: "compact"})
 	}
 	if span != nil {
 		span.End(SpanEnd{Err: failure, Stop: stop, Output: []protocol.Block{{Type: protocol.BlockText, Text: text.String()}},

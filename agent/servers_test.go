@@ -74,6 +74,8 @@ func TestServerTools(t *testing.T) {
 			call = m
 		case protocol.KindToolResult:
 			result = m
+		default:
+			// Other kinds are not under test.
 		}
 	}
 	assert.Equal(t, "gh", call.Call.Server)

@@ -238,6 +238,13 @@ func (s *Session) emit(m protocol.Message) error {
 	return nil
 }
 
+// record writes m like emit where its failure needs no handling on the spot: emit keeps
+// the first one in s.sinkErr, which ends the session at the loop's next check (an event
+// written as the session ends already has its outcome).
+func (s *Session) record(m protocol.Message) {
+	_ = s.emit(m)
+}
+
 // Run sends prompt as the next user message and works until the model ends its turn or
 // a limit stops it.
 func (s *Session) Run(ctx context.Context, prompt string) Outcome {
@@ -261,7 +268,7 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 		}
 		if out.Turns >= s.cfg.MaxTurns {
 			e := &protocol.Error{Kind: protocol.ErrMaxTurns, Message: fmt.Sprintf("max turns (%d) reached", s.cfg.MaxTurns)}
-			s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
+			s.record(protocol.Message{Kind: protocol.KindError, Err: *e})
 			return s.finish(out, EndMaxTurns, e)
 		}
 		if s.stats.Requests > 0 {
@@ -295,16 +302,16 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 			return s.finish(out, EndProvider, res.err)
 		case s.overBudget():
 			e := &protocol.Error{Kind: protocol.ErrBudget, Message: s.budgetMessage()}
-			s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
+			s.record(protocol.Message{Kind: protocol.KindError, Err: *e})
 			return s.finish(out, EndBudget, e)
 		case res.stop == "max_tokens":
 			e := &protocol.Error{Kind: protocol.ErrMaxTokens, Message: "response truncated (max_tokens reached)"}
-			s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
+			s.record(protocol.Message{Kind: protocol.KindError, Err: *e})
 			return s.finish(out, EndMaxTokens, e)
 		case res.stop == "model_context_window_exceeded":
 			if !s.maybeCompact(ctx, TriggerOverflow, out.Turns) {
 				e := &protocol.Error{Kind: protocol.ErrMaxTokens, Message: "context window exceeded and compaction could not shrink it"}
-				s.emit(protocol.Message{Kind: protocol.KindError, Err: *e})
+				s.record(protocol.Message{Kind: protocol.KindError, Err: *e})
 				return s.finish(out, EndMaxTokens, e)
 			}
 		case len(res.results) > 0 || res.stop == "tool_use" || res.stop == "pause_turn":

@@ -89,6 +89,8 @@ steps:
 		case protocol.KindToolResult:
 			results++
 			assert.False(t, m.Result.IsError, m.Result.Content)
+		default:
+			// Other kinds are not under test.
 		}
 	}
 	assert.Equal(t, 4, calls)

@@ -102,7 +102,7 @@ func (t *taskTool) runTask(ctx context.Context, callID string, raw json.RawMessa
 	child.parent = callID
 	now := func() string { return p.deps.Now().UTC().Format(protocol.TimeFormat) }
 	sub := protocol.SubAgent{SessionID: cfg.SessionID, Description: in.Description, Prompt: in.Prompt, Timestamp: now()}
-	p.emit(protocol.Message{Kind: protocol.KindSubAgentStart, Parent: callID, Sub: &sub})
+	p.record(protocol.Message{Kind: protocol.KindSubAgentStart, Parent: callID, Sub: &sub})
 
 	var span Span
 	if p.deps.Observer != nil {
@@ -126,10 +126,10 @@ func (t *taskTool) runTask(ctx context.Context, callID string, raw json.RawMessa
 	thinking := lastThinking(child.conv)
 	res := sub
 	res.Status, res.Usage, res.Thinking, res.Text, res.Timestamp = status, out.Usage, thinking, out.FinalText, now()
-	p.emit(protocol.Message{Kind: protocol.KindUsage, Parent: callID, Usage: out.Usage, UsageKind: "sub_agent", SubSession: cfg.SessionID})
-	p.emit(protocol.Message{Kind: protocol.KindSubAgentResult, Parent: callID, Sub: &res})
+	p.record(protocol.Message{Kind: protocol.KindUsage, Parent: callID, Usage: out.Usage, UsageKind: "sub_agent", SubSession: cfg.SessionID})
+	p.record(protocol.Message{Kind: protocol.KindSubAgentResult, Parent: callID, Sub: &res})
 	end := protocol.SubAgent{SessionID: cfg.SessionID, Status: status, Timestamp: now()}
-	p.emit(protocol.Message{Kind: protocol.KindSubAgentEnd, Parent: callID, Sub: &end})
+	p.record(protocol.Message{Kind: protocol.KindSubAgentEnd, Parent: callID, Sub: &end})
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "[sub-agent %s] %s (turns=%d, in=%d, out=%d)", cfg.SessionID, status, out.Turns, out.Usage.Input+out.Usage.CacheRead, out.Usage.Output)

@@ -200,6 +200,8 @@ func TestTaskScriptedSubAgents(t *testing.T) {
 						texts[text[m.Parent]] = m.Parent
 					}
 					delete(text, m.Parent)
+				default:
+					// Other kinds are not under test.
 				}
 			}
 			assert.Len(t, tasks, tt.wantTasks)

@@ -78,7 +78,7 @@ stream:
 			a.toolUse(m.Call)
 			res.results = append(res.results, protocol.Block{Type: protocol.BlockToolResult,
 				ToolUseID: tr.ToolUseID, Content: tr.Content, IsError: tr.IsError})
-			s.emit(protocol.Message{Kind: protocol.KindToolResult, Result: tr})
+			s.record(protocol.Message{Kind: protocol.KindToolResult, Result: tr})
 			continue
 		case protocol.KindUsage:
 			res.usage = m.Usage
@@ -94,6 +94,8 @@ stream:
 		case protocol.KindError:
 			e := m.Err
 			res.err = &e
+		default:
+			// The session's own kinds: a provider never sends them; they pass through.
 		}
 		if s.emit(m) != nil {
 			break stream

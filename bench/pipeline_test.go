@@ -48,7 +48,11 @@ func BenchmarkPipeline(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() { f.Close() })
+		b.Cleanup(func() {
+			if err := f.Close(); err != nil {
+				b.Error(err)
+			}
+		})
 		return f
 	}
 	events, err := sink.OpenEvents(filepath.Join(dir, "events.jsonl"), time.Now)
@@ -57,7 +61,11 @@ func BenchmarkPipeline(b *testing.B) {
 	}
 	out := sink.Multi(sink.NewStreamJSON(open("stream.jsonl"), protocol.Envelope{}), events,
 		sink.NewText(open("transcript.txt"), sink.TextOptions{}))
-	defer out.Close()
+	defer func() {
+		if err := out.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
 	b.SetBytes(int64(len(stream)))
 	b.ReportAllocs()
 	msgs := 0

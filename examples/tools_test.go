@@ -54,7 +54,7 @@ func TestChecksFailWithoutTheirTool(t *testing.T) {
 // usesTool reports whether a shell command names one of checkTools as a word.
 func usesTool(run string) bool {
 	for _, w := range strings.FieldsFunc(run, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+		return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '_'
 	}) {
 		for _, tool := range checkTools {
 			if w == tool {

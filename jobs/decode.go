@@ -178,8 +178,9 @@ func describe(n *yaml.Node) string {
 			return "the timestamp " + n.Value
 		}
 		return fmt.Sprintf("a value tagged %s", n.ShortTag())
+	default:
+		return "an unexpected node"
 	}
-	return "an unexpected node"
 }
 
 func (d *decoder) typeErr(n *yaml.Node, path, want string) {

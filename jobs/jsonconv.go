@@ -86,9 +86,10 @@ func (c *jsonConverter) write(n *yaml.Node, path string) bool {
 		return good
 	case yaml.ScalarNode:
 		return c.scalar(n, path)
+	default:
+		c.d.typeErr(n, path, "a JSON value")
+		return false
 	}
-	c.d.typeErr(n, path, "a JSON value")
-	return false
 }
 
 func (c *jsonConverter) scalar(n *yaml.Node, path string) bool {

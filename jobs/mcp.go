@@ -230,7 +230,7 @@ func checkMCPName(name string) string {
 	}
 	for i := range len(name) {
 		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+		if !alnum(c) && c != '_' && c != '-' {
 			return fmt.Sprintf("MCP server name %q: use letters, digits, '_' and '-' (its tools are named mcp__NAME__TOOL)", name)
 		}
 	}
@@ -244,7 +244,7 @@ func checkHeaderName(name string) string {
 	}
 	for i := range len(name) {
 		c := name[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+		if !alnum(c) && strings.IndexByte("!#$%&'*+-.^_`|~", c) < 0 {
 			return fmt.Sprintf("%q is not an HTTP header name", name)
 		}
 	}

@@ -30,7 +30,7 @@ func readSpec(path string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		return io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
 	}
 	return readPipe(path)
@@ -45,14 +45,14 @@ func readPipe(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	hold, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if hold != nil {
-			hold.Close()
+			_ = hold.Close()
 		}
 	}()
 	if err := f.SetReadDeadline(time.Now().Add(PipeWait)); err != nil {
@@ -64,7 +64,7 @@ func readPipe(path string) ([]byte, error) {
 		n, err := f.Read(buf)
 		data = append(data, buf[:n]...)
 		if n > 0 && hold != nil {
-			hold.Close()
+			_ = hold.Close()
 			hold = nil
 			if err := f.SetReadDeadline(time.Time{}); err != nil {
 				return nil, err

@@ -81,7 +81,7 @@ func TestLoadPipe(t *testing.T) {
 	t.Run("process substitution, writer gone", func(t *testing.T) {
 		r, w, err := os.Pipe()
 		require.NoError(t, err)
-		defer r.Close()
+		defer func() { _ = r.Close() }()
 		_, err = w.WriteString(pipeSpec)
 		require.NoError(t, err)
 		require.NoError(t, w.Close())

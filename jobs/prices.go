@@ -105,6 +105,7 @@ func LookupPrice(table map[string]Price, model string) (Price, bool) {
 	return Price{}, false
 }
 
+// alnum reports whether c is an ASCII letter or digit.
 func alnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }

@@ -104,7 +104,7 @@ func validHostname(s string) bool {
 		}
 		for i := range len(l) {
 			c := l[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			if !alnum(c) && c != '-' {
 				return false
 			}
 		}

@@ -114,7 +114,7 @@ func plainScalar(tag string) bool {
 // with anyScalar, not a scalar).
 func (d *decoder) text(n *yaml.Node, path string, o opts) (string, bool, bool) {
 	tag := n.ShortTag()
-	if n.Kind != yaml.ScalarNode || (tag != "!!str" && !(o.anyScalar && plainScalar(tag))) {
+	if n.Kind != yaml.ScalarNode || (tag != "!!str" && (!o.anyScalar || !plainScalar(tag))) {
 		switch {
 		case o.anyScalar:
 			d.typeErr(n, path, "a string, number or boolean")

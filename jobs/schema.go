@@ -114,8 +114,9 @@ func schemaOf(t reflect.Type, o opts) *obj {
 			s.set("minimum", 0)
 		}
 		return orVar(s)
+	default:
+		panic("jobs: no schema for " + t.String())
 	}
-	panic("jobs: no schema for " + t.String())
 }
 
 func stringSchema(t reflect.Type, o opts) *obj {

@@ -201,8 +201,9 @@ func isScalar(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Struct, reflect.Slice, reflect.Map:
 		return false
+	default:
+		return true
 	}
-	return true
 }
 
 func kindOf(t reflect.Type) string {
@@ -214,8 +215,9 @@ func kindOf(t reflect.Type) string {
 		return "a list"
 	case reflect.Map, reflect.Struct:
 		return "a mapping"
+	default:
+		return "a value"
 	}
-	return "a value"
 }
 
 // override sets the setting that chain names in st from the matrix value val. It

@@ -234,7 +234,7 @@ func readPrompt(path string) (string, string) {
 	if err != nil {
 		return "", fmt.Sprintf("%s: %v", path, unwrapPathError(err))
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	b, err := io.ReadAll(io.LimitReader(f, MaxPromptBytes+1))
 	switch {
 	case err != nil:

@@ -25,10 +25,10 @@ func BenchmarkMCPCall(b *testing.B) {
 		ct, st := mcp.NewInMemoryTransports()
 		ss, err := mcptest.NewServer().Connect(b.Context(), st, nil)
 		require.NoError(b, err)
-		defer ss.Close()
+		defer func() { _ = ss.Close() }()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(b.Context(), ct, nil)
 		require.NoError(b, err)
-		defer cs.Close()
+		defer func() { _ = cs.Close() }()
 		measure(b, func() {
 			res, err := cs.CallTool(b.Context(), &mcp.CallToolParams{Name: "echo", Arguments: input})
 			if err != nil || res.IsError {

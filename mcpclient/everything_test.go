@@ -97,7 +97,7 @@ func everythingServer(t *testing.T) string {
 	// interrupted install never leaves a half-filled cache behind.
 	tmp, err := os.MkdirTemp(filepath.Dir(root), ".install-")
 	require.NoError(t, err)
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	require.NoError(t, os.WriteFile(filepath.Join(tmp, "package.json"), []byte(`{"name":"agentrun-mcp-check","private":true}`), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

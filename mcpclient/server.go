@@ -83,7 +83,7 @@ func (srv *server) open(ctx context.Context, list bool) (*link, string, string) 
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentrun", Version: srv.set.opts.Version}, &mcp.ClientOptions{
 		Capabilities:         &mcp.ClientCapabilities{},
 		ElicitationHandler:   srv.declineElicitation,
-		CreateMessageHandler: srv.declineSampling,
+		CreateMessageHandler: srv.declineSampling, //nolint:staticcheck // SA1019: servers may still ask for sampling in the deprecation window; agentrun declines it
 	})
 	var t mcp.Transport
 	var st *stdioTransport
@@ -376,7 +376,7 @@ func (srv *server) declineElicitation(_ context.Context, req *mcp.ElicitRequest)
 
 // declineSampling answers a server's request for a model completion with an error,
 // and says so in an error event.
-func (srv *server) declineSampling(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+func (srv *server) declineSampling(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) { //nolint:staticcheck // SA1019: servers may still ask for sampling in the deprecation window
 	srv.set.event(protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: protocol.ErrMCPDeclined,
 		Message: fmt.Sprintf("MCP server %s asked for a model completion (sampling); declined: agentrun runs headless", srv.cfg.Name)}})
 	return nil, &jsonrpc.Error{Code: -1, Message: "sampling declined: agentrun runs headless sessions, with no user to approve a request"}

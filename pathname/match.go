@@ -51,6 +51,8 @@ func (t globTok) matchRune(r rune) bool {
 			}
 		}
 		return in != t.negate
+	case globStar:
+		// A star matches runs, never one rune: the matcher consumes it before here.
 	}
 	return false
 }

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -50,7 +51,7 @@ func (f *FrameDecoder) Next() bool {
 		return false
 	}
 	if err := f.read(); err != nil {
-		if err != io.EOF {
+		if !errors.Is(err, io.EOF) {
 			f.d.err = err
 		}
 		return false

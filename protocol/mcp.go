@@ -121,7 +121,7 @@ func addMCPExt(f *frame, list []MCPServer) {
 func parseMCPExt(value string) (MCPServer, error) {
 	fields, err := splitFrame(value)
 	if err != nil {
-		return MCPServer{}, fmt.Errorf("%w: %s: %v", ErrMalformed, extMCP, err)
+		return MCPServer{}, fmt.Errorf("%w: %s: %w", ErrMalformed, extMCP, err)
 	}
 	p := fieldParser{kind: KindMCPStatus, rest: fields}
 	s := mcpOf(&p)

@@ -129,7 +129,7 @@ func (d *RESPDecoder) Next() bool {
 	}
 	m, err := d.readFrame()
 	if err != nil {
-		if err != io.EOF {
+		if !errors.Is(err, io.EOF) {
 			d.err = err
 		}
 		return false
@@ -247,7 +247,7 @@ func (d *RESPDecoder) peekField(size, i int) ([]byte, error) {
 }
 
 func (d *RESPDecoder) fieldError(err error, i int) error {
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%w: input ends inside field %d", ErrTruncated, i)
 	}
 	return fmt.Errorf("read frame: %w", err)

@@ -155,7 +155,7 @@ func TestRESPDecodeErrors(t *testing.T) {
 				assert.Len(t, got, tt.wantMsgs)
 				require.ErrorIs(t, err, tt.want)
 				for _, other := range sentinels {
-					if other != tt.want {
+					if other != tt.want { //nolint:errorlint // two sentinels compared for identity, no error is checked
 						assert.NotErrorIs(t, err, other)
 					}
 				}

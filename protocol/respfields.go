@@ -297,6 +297,8 @@ func (m *Message) setExt(name, value string) error {
 		case KindToolResult:
 			m.Result.Server = value
 			return nil
+		default:
+			// Other kinds have no server: the extension is ignored below.
 		}
 	}
 	if name == extSandbox || name == extLayers {
@@ -353,6 +355,8 @@ func (m *Message) setExt(name, value string) error {
 		case extTimestamp:
 			m.Sub.Timestamp = value
 		}
+	default:
+		// Other kinds have no extension fields: unknown ones are ignored.
 	}
 	return nil
 }

@@ -62,8 +62,9 @@ func (s Status) Subtype() string {
 		return "error_max_budget_usd"
 	case StatusOutputSchema:
 		return "error_max_structured_output_retries"
+	default:
+		return "error_during_execution"
 	}
-	return "error_during_execution"
 }
 
 // Describe is the error as people read it after the status s of its session: the kind

@@ -99,7 +99,7 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *
 // abort closes what was opened and returns err.
 func (a *artifacts) abort(err error) error {
 	for _, f := range a.files {
-		f.Close()
+		_ = f.Close() // err is what went wrong; the artifacts are abandoned
 	}
 	return err
 }

@@ -54,8 +54,8 @@ type browser struct {
 	next    int
 	session string // the page's session
 	events  []cdpMessage
-	stderr  string // the file of the browser's stderr
-	exited  chan error
+	stderr  string        // the file of the browser's stderr
+	exited  chan struct{} // closed when the browser has exited, with whatever status
 }
 
 type cdpMessage struct {
@@ -87,7 +87,7 @@ func startBrowser(tb testing.TB, width, height int) *browser {
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox") // Chromium refuses to run as root with its sandbox
 	}
-	b := &browser{tb: tb, send: cmdW, recv: resR, rd: bufio.NewReaderSize(resR, 1<<20), exited: make(chan error, 1),
+	b := &browser{tb: tb, send: cmdW, recv: resR, rd: bufio.NewReaderSize(resR, 1<<20), exited: make(chan struct{}),
 		stderr: filepath.Join(tb.TempDir(), "chromium.log")}
 	logFile, err := os.Create(b.stderr)
 	require.NoError(tb, err)
@@ -96,15 +96,20 @@ func startBrowser(tb testing.TB, width, height int) *browser {
 	b.cmd.Stderr = logFile
 	b.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = b.cmd.Start()
-	cmdR.Close()
-	resW.Close()
-	logFile.Close()
+	// The child has its copies now; ours of its ends go, and a failed close of a pipe
+	// or of a file nothing was written to through this handle loses nothing.
+	_ = cmdR.Close()
+	_ = resW.Close()
+	_ = logFile.Close()
 	if err != nil {
-		cmdW.Close()
-		resR.Close()
+		_ = cmdW.Close()
+		_ = resR.Close()
 		require.NoError(tb, err)
 	}
-	go func() { b.exited <- b.cmd.Wait() }()
+	go func() {
+		_ = b.cmd.Wait() // it is asked to quit, or killed: no status is wrong
+		close(b.exited)
+	}()
 	tb.Cleanup(b.close)
 
 	var target struct {
@@ -134,8 +139,8 @@ func (b *browser) close() {
 	}
 	// Helpers of the browser that outlived it (a zygote, a crashed renderer).
 	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
-	b.send.Close()
-	b.recv.Close()
+	_ = b.send.Close() // the browser is gone: its pipes have nothing left to lose
+	_ = b.recv.Close()
 }
 
 // fail ends the test with what the browser printed.

@@ -24,7 +24,8 @@ type GitHub struct {
 	// Output and StepSummary are the paths in $GITHUB_OUTPUT and $GITHUB_STEP_SUMMARY
 	// (empty: not written).
 	Output, StepSummary string
-	// Log is where workflow commands go: the process's stdout.
+	// Log is where workflow commands go: the process's stdout. Its writes are best
+	// effort: a command that cannot be written has nowhere else to go.
 	Log io.Writer
 	// Random makes delimiters and stop tokens [crypto/rand].
 	Random io.Reader
@@ -95,7 +96,7 @@ func (g *GitHub) Mask(values []string) {
 		for _, line := range strings.FieldsFunc(v, func(r rune) bool { return r == '\n' || r == '\r' }) {
 			if line = strings.TrimSpace(line); line != "" && !g.masked[line] {
 				g.masked[line] = true
-				fmt.Fprintf(g.Log, "::add-mask::%s\n", escapeData(line))
+				_, _ = fmt.Fprintf(g.Log, "::add-mask::%s\n", escapeData(line))
 			}
 		}
 	}
@@ -146,11 +147,11 @@ func (s *githubSession) Close() error {
 		body = "[… earlier output omitted; see the session's transcript.txt …]\n" + tailOf(body, maxGroup)
 	}
 	body = neutralizeCommands(body)
-	fmt.Fprintf(g.Log, "::group::%s\n::stop-commands::%s\n%s", escapeData(title), token, body)
+	_, _ = fmt.Fprintf(g.Log, "::group::%s\n::stop-commands::%s\n%s", escapeData(title), token, body)
 	if !strings.HasSuffix(body, "\n") {
-		fmt.Fprintln(g.Log)
+		_, _ = fmt.Fprintln(g.Log)
 	}
-	fmt.Fprintf(g.Log, "::%s::\n::endgroup::\n", token)
+	_, _ = fmt.Fprintf(g.Log, "::%s::\n::endgroup::\n", token)
 	if s.res != nil && s.res.Status != protocol.StatusSuccess {
 		level := "error"
 		if s.res.Status == protocol.StatusCancelled {
@@ -213,7 +214,7 @@ func (g *GitHub) annotate(level, key, file string, line int, msg string) {
 			where += "line=" + strconv.Itoa(line) + ","
 		}
 	}
-	fmt.Fprintf(g.Log, "::%s %stitle=%s::%s\n", level, where, escapeProperty("agentrun "+key), escapeData(clip(msg, maxAnnotation)))
+	_, _ = fmt.Fprintf(g.Log, "::%s %stitle=%s::%s\n", level, where, escapeProperty("agentrun "+key), escapeData(clip(msg, maxAnnotation)))
 }
 
 // annotateWithheld writes one annotation per level naming the failed sessions that
@@ -229,7 +230,7 @@ func (g *GitHub) annotateWithheld() {
 			title = fmt.Sprintf("agentrun: %d more failed sessions", len(keys))
 		}
 		msg := clip(strings.Join(keys, ", "), 2000) + " (see the step summary and the run's artifacts)"
-		fmt.Fprintf(g.Log, "::%s title=%s::%s\n", level, escapeProperty(title), escapeData(msg))
+		_, _ = fmt.Fprintf(g.Log, "::%s title=%s::%s\n", level, escapeProperty(title), escapeData(msg))
 		g.withheld[level] = nil
 	}
 }
@@ -242,7 +243,7 @@ func (g *GitHub) Report(sum *Summary, out string) error {
 	if g.Log != nil {
 		g.annotateWithheld()
 		for _, w := range sum.Warnings {
-			fmt.Fprintf(g.Log, "::warning title=%s::%s\n", escapeProperty("agentrun: warning"), escapeData(w))
+			_, _ = fmt.Fprintf(g.Log, "::warning title=%s::%s\n", escapeProperty("agentrun: warning"), escapeData(w))
 		}
 	}
 	if g.Output != "" {
@@ -292,7 +293,7 @@ func (g *GitHub) appendStepSummary(md string) error {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	md += "\n"
@@ -303,7 +304,7 @@ func (g *GitHub) appendStepSummary(md string) error {
 		}
 	}
 	if _, err := f.WriteString(md); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()
@@ -336,7 +337,7 @@ func (g *GitHub) writeOutputs(pairs [][2]string) error {
 		return err
 	}
 	if _, err := f.WriteString(b.String()); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

@@ -56,7 +56,7 @@ func writeExecutionFile(dir, version string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	path := filepath.Join(dir, ExecutionFile)
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -66,16 +66,16 @@ func writeExecutionFile(dir, version string) (string, error) {
 	r := protocol.NewEventReader(in)
 	for r.Next() {
 		if err := claude.Write(r.Message()); err != nil {
-			f.Close()
+			_ = f.Close()
 			return "", fmt.Errorf("execution file: %w", err)
 		}
 	}
 	if err := r.Err(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return "", fmt.Errorf("execution file: %w", err)
 	}
 	if err := claude.Close(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return "", fmt.Errorf("execution file: %w", err)
 	}
 	if err := f.Close(); err != nil {

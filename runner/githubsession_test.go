@@ -45,7 +45,7 @@ jobs:
 	require.True(t, filepath.IsAbs(exec), exec)
 	f, err := os.Open(exec)
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	require.True(t, sc.Scan())
 	var first struct{ Type, Subtype, SessionID string }

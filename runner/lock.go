@@ -27,19 +27,22 @@ func acquireLock(out string) (*runLock, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(path)
-		f.Close()
+		_ = f.Close() // it holds no lock and was not written
 		if errors.Is(err, syscall.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%w: %s (held by %s)", ErrLocked, out, strings.TrimSpace(string(holder)))
 		}
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
 	if err := f.Truncate(0); err == nil {
-		fmt.Fprintf(f, "pid %d\n", os.Getpid())
+		// The pid is for people who find the lock held; the lock itself is the flock.
+		_, _ = fmt.Fprintf(f, "pid %d\n", os.Getpid())
 	}
 	return &runLock{f: f}, nil
 }
 
 func (l *runLock) release() {
-	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
-	l.f.Close()
+	// Closing the file releases the flock too: an unlock that fails is undone by the
+	// close, and a close that fails leaves the lock to end with the process.
+	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = l.f.Close()
 }

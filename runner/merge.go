@@ -112,13 +112,13 @@ func Merge(out string, dirs []string) (*Summary, error) {
 func readShardOutput(dir string) (shardOutput, error) {
 	so := shardOutput{dir: dir}
 	if err := readJSON(filepath.Join(dir, RunFile), &so.info); err != nil {
-		return so, fmt.Errorf("%w: %s is not a run's output folder: %v", ErrMergeInputs, dir, err)
+		return so, fmt.Errorf("%w: %s is not a run's output folder: %w", ErrMergeInputs, dir, err)
 	}
 	if so.info.EndedAt == "" {
 		return so, fmt.Errorf("%w: the run in %s did not finish (run.json has no ended_at); run it again with --resume", ErrMergeInputs, dir)
 	}
 	if err := readJSON(filepath.Join(dir, SummaryFile), &so.sum); err != nil {
-		return so, fmt.Errorf("%w: %s has no summary: %v", ErrMergeInputs, dir, err)
+		return so, fmt.Errorf("%w: %s has no summary: %w", ErrMergeInputs, dir, err)
 	}
 	stale := so.sum.SpecDigest != so.info.SpecDigest || so.sum.SessionsDigest != so.info.SessionsDigest ||
 		len(so.sum.Sessions) != len(so.info.Selected)

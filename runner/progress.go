@@ -26,7 +26,7 @@ type StatusLine interface {
 // an ETA, what each running session is doing) and one line per finished session; in CI
 // logs one plain line per finished session and a heartbeat.
 type progress struct {
-	w           io.Writer
+	w           io.Writer  // best effort: a line that cannot be shown is not an error of the run
 	status      StatusLine // nil: plain lines
 	color       bool
 	heartbeat   time.Duration
@@ -113,7 +113,7 @@ func (p *progress) tick() {
 		p.drawLocked()
 		return
 	}
-	fmt.Fprintf(p.w, "[%s]\n", p.countsLocked())
+	_, _ = fmt.Fprintf(p.w, "[%s]\n", p.countsLocked())
 }
 
 // countsLocked is the run's counts: the plain heartbeat, and the head of the status line.
@@ -250,7 +250,7 @@ func (p *progress) finished(res *protocol.Result) {
 		}
 	}
 	if !shown {
-		fmt.Fprintln(p.w, p.line(res))
+		_, _ = fmt.Fprintln(p.w, p.line(res))
 	}
 	p.drawLocked()
 }
@@ -321,6 +321,8 @@ func (a *activity) Write(m protocol.Message) error {
 		what = fmt.Sprintf("retry %d in %s", m.Attempt, (time.Duration(m.DelayMS) * time.Millisecond).Round(100*time.Millisecond))
 	case protocol.KindResult:
 		s.shown = a.shown
+	default:
+		// Other kinds leave the activity as it is.
 	}
 	if what != s.doing {
 		s.doing = what

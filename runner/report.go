@@ -44,7 +44,7 @@ func Report(dir string) (*Summary, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	if err := json.Unmarshal(b, &sum); err != nil {
-		return nil, fmt.Errorf("%w: %s is not agentrun's summary: %s%v", ErrNoSummary, path, jsonPlace(b, err), err)
+		return nil, fmt.Errorf("%w: %s is not agentrun's summary: %s%w", ErrNoSummary, path, jsonPlace(b, err), err)
 	}
 	// The totals and aggregates are recomputed from the rows, so that the report of a
 	// summary written by an earlier agentrun has them too.

@@ -187,7 +187,7 @@ func readToolCalls(path string) ([]toolCall, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var calls []toolCall
 	byID := map[string]int{}
 	er := protocol.NewEventReader(f)
@@ -224,6 +224,8 @@ func readToolCalls(path string) ([]toolCall, error) {
 				// Edit's reply holds the change as a unified diff.
 				c.change.Text = headOf(m.Result.Content, reportChangesHead)
 			}
+		default:
+			// The report's tool calls need no other kind.
 		}
 	}
 	return calls, er.Err()
@@ -290,7 +292,7 @@ func readHead(path string, n int) ([]byte, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, 0, err

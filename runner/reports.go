@@ -58,8 +58,9 @@ func statusMark(s protocol.Status) string {
 		return "✅"
 	case protocol.StatusCancelled:
 		return "⏹️"
+	default:
+		return "❌"
 	}
-	return "❌"
 }
 
 // mdEscaper makes text safe inside a markdown table cell; it is immutable and safe for
@@ -300,7 +301,7 @@ func readTail(path string, n int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err

@@ -57,7 +57,7 @@ func (r *Runner) earlierProvider(s jobs.Session) (ProviderInfo, bool) {
 	if err != nil {
 		return ProviderInfo{}, false
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	events := protocol.NewEventReader(f)
 	for events.Next() {
 		if m := events.Message(); m.Kind == protocol.KindSessionStart && m.Session != nil {

@@ -219,7 +219,12 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
-	defer runLog.Close()
+	defer func() {
+		// Like a failed flush below, a failed close costs the log, not the run.
+		if err := runLog.Close(); err != nil {
+			r.log.Error("close run.log", zap.Error(err))
+		}
+	}()
 	// run.log is a rendering for people, written through a buffer (flushed as each
 	// session ends and when the run ends): the durable record is each session's
 	// events.jsonl, and a write per line from a hundred sessions through one lock costs

@@ -75,7 +75,7 @@ func (r *Runner) checkSandbox(sessions []jobs.Session) error {
 // which only an explicit off may choose.
 func levelError(want, l sandbox.Level, rep sandbox.Report) error {
 	if want == "" && l == sandbox.LevelOff {
-		return fmt.Errorf("this machine cannot confine tools (%v); write sandbox: {level: \"off\"} to run them unconfined",
+		return fmt.Errorf("this machine cannot confine tools (%w); write sandbox: {level: \"off\"} to run them unconfined",
 			rep.Supports(sandbox.LevelLandlock))
 	}
 	return rep.Supports(l)
@@ -131,7 +131,7 @@ func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, ac
 		level = rep.Best()
 	}
 	if err := levelError(req.Level, level, rep); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSandbox, err)
+		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	mode, err := sandbox.ParseMode(req.BashMode)
 	if err != nil {
@@ -175,7 +175,7 @@ func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, ac
 	}
 	if mode.Network != 0 && level != sandbox.LevelOff {
 		if err := sb.serveProxy(ctx, req.Allow, onViolation, &spec, &cfg); err != nil {
-			sb.Close()
+			_ = sb.Close()
 			return nil, err
 		}
 	}
@@ -184,7 +184,7 @@ func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, ac
 	binary := opts.Binary
 	if binary == "" {
 		if binary, err = os.Executable(); err != nil {
-			sb.Close()
+			_ = sb.Close()
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 	}

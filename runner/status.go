@@ -14,7 +14,6 @@ var (
 	ErrSessionTimeout = errors.New("session timeout reached")
 	errInactivity     = errors.New("no provider byte and no tool output within the idle timeout")
 	errRunBudget      = errors.New("run budget exhausted")
-	errInterrupted    = errors.New("run interrupted")
 )
 
 // statusOf maps how the agent ended, and why its context ended, to a session status.
@@ -43,12 +42,13 @@ func statusOf(ctx context.Context, out agent.Outcome) (protocol.Status, *protoco
 		return protocol.StatusProvider, out.Err
 	case agent.EndCancelled:
 		return cancelStatus(ctx)
+	default:
+		e := out.Err
+		if e == nil {
+			e = &protocol.Error{Kind: protocol.ErrInternal, Message: "session ended: " + out.End.String()}
+		}
+		return protocol.StatusCrashed, e
 	}
-	e := out.Err
-	if e == nil {
-		e = &protocol.Error{Kind: protocol.ErrInternal, Message: "session ended: " + out.End.String()}
-	}
-	return protocol.StatusCrashed, e
 }
 
 // cancelStatus says why ctx ended.
@@ -83,8 +83,9 @@ func retryable(status protocol.Status, e *protocol.Error) bool {
 		return true
 	case protocol.StatusProvider:
 		return e == nil || e.Retryable()
+	default:
+		return false
 	}
-	return false
 }
 
 // ResultOf turns an agent outcome into the fields of a result that the agent knows:

@@ -86,7 +86,7 @@ func pidsBase() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("pids cgroup: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var v1, v2 string
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {

@@ -37,8 +37,11 @@ func ApplyLandlockThread(s Spec, inRoot bool, hidden []string, proxyPort int, ex
 func applyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.File) (int, error) {
 	thread := exe != nil
 	abi, err := llsys.LandlockGetABIVersion()
-	if err != nil || abi < 1 {
-		return 0, fmt.Errorf("landlock: not available: %v", err)
+	if err != nil {
+		return 0, fmt.Errorf("landlock: not available: %w", err)
+	}
+	if abi < 1 {
+		return 0, fmt.Errorf("landlock: not available: ABI version %d", abi)
 	}
 	cfg := landlock.V7
 	if abi < 8 {
@@ -68,7 +71,7 @@ func applyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.
 	if fd < 0 {
 		return 0, fmt.Errorf("landlock: nothing to enforce")
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	attr := llsys.PathBeneathAttr{AllowedAccess: uint64(llsys.AccessFSExecute | llsys.AccessFSReadFile), ParentFd: int(exe.Fd())}
 	if err := llsys.LandlockAddPathBeneathRule(fd, &attr, 0); err != nil {
 		return 0, fmt.Errorf("landlock: the worker binary: %w", err)

@@ -49,8 +49,9 @@ func (r Report) needs(l Level) []need {
 		return []need{{"user namespaces", r.UserNS}, sc, nnp}
 	case LevelLandlock:
 		return []need{{"landlock", r.Landlock}, sc, nnp}
+	default:
+		return nil
 	}
-	return nil
 }
 
 // Best is the strongest level this machine supports; see Supports for what each needs.
@@ -97,9 +98,9 @@ func (r Report) WriteText(w io.Writer) error {
 		if n.f.OK {
 			yes = "yes"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", n.name, yes, n.f.Reason)
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\n", n.name, yes, n.f.Reason) // into a strings.Builder, which never fails
 	}
-	fmt.Fprintf(tw, "landlock ABI\t%d\t\n", r.LandlockABI)
+	_, _ = fmt.Fprintf(tw, "landlock ABI\t%d\t\n", r.LandlockABI)
 	_ = tw.Flush() // a strings.Builder never fails
 	var out strings.Builder
 	for line := range strings.Lines(b.String()) {

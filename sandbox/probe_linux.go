@@ -151,7 +151,7 @@ func probeCgroupV2() Feature {
 	if err != nil {
 		return Feature{Reason: fmt.Sprintf("reading mounts: %v", err)}
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		// mountinfo: id parent major:minor root mountpoint options [optional...] - fstype source super

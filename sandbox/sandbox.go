@@ -65,8 +65,9 @@ func (l Level) Layers(root bool) []Layer {
 			return []Layer{LayerRlimits, LayerCapsDropped, LayerNoNewPrivs, LayerLandlock, LayerSeccomp}
 		}
 		return []Layer{LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerSeccomp}
+	default:
+		return []Layer{}
 	}
-	return []Layer{}
 }
 
 // LayerList joins layers with commas, for logs.

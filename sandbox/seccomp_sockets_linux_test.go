@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,7 +24,12 @@ func socketsChild() int {
 	try := func(key string, family, typ int) {
 		fd, err := unix.Socket(family, typ, 0)
 		if err != nil {
-			report(key, unix.ErrnoName(err.(unix.Errno)))
+			var errno unix.Errno
+			if !errors.As(err, &errno) {
+				report(key, err.Error())
+				return
+			}
+			report(key, unix.ErrnoName(errno))
 			return
 		}
 		_ = unix.Close(fd)

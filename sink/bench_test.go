@@ -44,7 +44,11 @@ func BenchmarkStreamJSONFile(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	defer func() {
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
 	s := sink.NewStreamJSON(f, protocol.Envelope{})
 	line, _ := protocol.AppendEvent(nil, delta, protocol.Envelope{})
 	b.SetBytes(int64(len(line) + 1))

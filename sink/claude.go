@@ -197,6 +197,8 @@ func (c *Claude) convert(m protocol.Message) error {
 			return err
 		}
 		return c.result(m.Final)
+	case protocol.KindSubAgentEnd:
+		// Claude Code has no line for it: task_notification already told the outcome.
 	}
 	return nil
 }
@@ -246,6 +248,8 @@ func (call *claudeCall) close() {
 	case protocol.KindThinking:
 		call.blocks = append(call.blocks, thinkingBlock{Type: "thinking", Thinking: call.thinking.String()})
 		call.thinking.Reset()
+	default:
+		// No block is open.
 	}
 	call.open = 0
 }

@@ -144,6 +144,8 @@ func terminalReason(s protocol.Status) string {
 		return "api_error"
 	case protocol.StatusCancelled, protocol.StatusTimeout, protocol.StatusInactivity:
 		return "aborted_streaming"
+	case protocol.StatusCrashed, protocol.StatusMCP:
+		return ""
 	}
 	return ""
 }

@@ -32,7 +32,7 @@ func readEventsFile(t *testing.T, path string) ([]protocol.Message, []protocol.E
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	er := protocol.NewEventReader(f)
 	var msgs []protocol.Message
 	var envs []protocol.Envelope

@@ -98,7 +98,7 @@ func (f *Files) WriteFile(path string, data []byte, sync bool) error {
 		werr = os.Rename(tmp.Name(), path)
 	}
 	if werr != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name()) // werr is what is reported; a leftover temp file is harmless
 		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
 	}
 	return nil

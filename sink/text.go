@@ -144,6 +144,8 @@ func (t *Text) render(m protocol.Message) {
 			}
 		}
 		return
+	default:
+		// Every other kind ends the stream and is written below.
 	}
 	t.endStream()
 	p := m.Parent
@@ -190,6 +192,10 @@ func (t *Text) render(m protocol.Message) {
 		t.subAgent(m)
 	case protocol.KindResult:
 		t.result(m)
+	case protocol.KindText, protocol.KindThinking:
+		// Streamed above.
+	case protocol.KindSandboxViolation:
+		// The transcript does not show it; events.jsonl and the claude stream do.
 	}
 }
 
@@ -311,6 +317,8 @@ func (t *Text) subAgent(m protocol.Message) {
 		t.lines(m.Parent, styleDim, leadResult, preview(s.Text, false))
 	case protocol.KindSubAgentEnd:
 		t.line(m.Parent, styleNone, "■ sub-agent "+id+" ended: "+fold(s.Status, 20))
+	default:
+		// subAgent is called for the sub-agent kinds only.
 	}
 }
 

@@ -79,6 +79,8 @@ func (t *Telemetry) Start(ctx context.Context, op agent.Op) (context.Context, ag
 			sc = next
 			ctx = context.WithValue(ctx, scopeKey{}, sc)
 		}
+	default:
+		// Other operations keep their parent's scope.
 	}
 	s := &span{t: t, op: op, sc: sc, start: t.now()}
 	name, kind, attrs := s.begin()

@@ -199,7 +199,7 @@ func TestProcessEnvAndTransport(t *testing.T) {
 	require.NoError(t, err)
 	resp, err := hc.Do(req)
 	require.NoError(t, err)
-	resp.Body.Close()
+	_ = resp.Body.Close()
 	assert.Equal(t, strings.TrimPrefix(env[0], "TRACEPARENT="), got)
 	assert.Empty(t, req.Header.Get("traceparent"), "the caller's request is not changed")
 	hc.CloseIdleConnections()
@@ -215,7 +215,7 @@ func TestUnreachableCollector(t *testing.T) {
 
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	defer silent.Close() // accepted by the kernel's backlog, never answered
+	defer func() { _ = silent.Close() }() // accepted by the kernel's backlog, never answered
 
 	for name, base := range map[string]string{"refused": refusedURL, "silent": "http://" + silent.Addr().String()} {
 		t.Run(name, func(t *testing.T) {

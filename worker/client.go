@@ -168,7 +168,7 @@ func (c *Client) requestOn(ctx context.Context, build func(id string) []string) 
 		p := c.proc
 		reply, bye, err := p.roundTrip(ctx, id, build(id), c.activity)
 		if bye || err != nil || ctx.Err() != nil {
-			c.proc.close()
+			_ = c.proc.close() // the request's own error, or the worker's bye, is what is reported
 			c.proc = nil
 		}
 		if bye && try == 0 {
@@ -258,8 +258,8 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 	}
 	repR, repW, err := os.Pipe()
 	if err != nil {
-		reqR.Close()
-		reqW.Close()
+		_ = reqR.Close()
+		_ = reqW.Close()
 		return nil, Ready{}, fmt.Errorf("worker: %w", err)
 	}
 	p := &process{req: reqW, rep: repR, stderr: &tailBuffer{max: 8 << 10}}
@@ -271,11 +271,11 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 	cmd.SysProcAttr = sandbox.SysProcAttr(cfg.Spec.Level)
 	cmd.WaitDelay = time.Second
 	err = cmd.Start()
-	reqR.Close()
-	repW.Close()
+	_ = reqR.Close()
+	_ = repW.Close()
 	if err != nil {
-		reqW.Close()
-		repR.Close()
+		_ = reqW.Close()
+		_ = repR.Close()
 		return nil, Ready{}, fmt.Errorf("worker: start %s sandbox: %w", cfg.Spec.Level, err)
 	}
 	p.cmd = cmd
@@ -292,7 +292,7 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 		}
 	}
 	if err := p.write(frameConfig, encodeJSON(cfg)); err != nil {
-		p.close()
+		_ = p.close()
 		return nil, Ready{}, p.exitError(err)
 	}
 	_ = repR.SetReadDeadline(time.Now().Add(startTimeout))
@@ -301,21 +301,21 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 	stopCancel()
 	_ = repR.SetReadDeadline(time.Time{})
 	if !ok {
-		p.close()
+		_ = p.close()
 		return nil, Ready{}, p.exitError(p.dec.Err())
 	}
 	f := p.dec.Fields()
 	if len(f) == 2 && f[0] == frameFail {
-		p.close()
+		_ = p.close()
 		return nil, Ready{}, fmt.Errorf("worker: sandbox %s could not be set up: %s", cfg.Spec.Level, f[1])
 	}
 	var ready Ready
 	if err := want(f, frameReady, 2); err != nil {
-		p.close()
+		_ = p.close()
 		return nil, Ready{}, err
 	}
 	if err := json.Unmarshal([]byte(f[1]), &ready); err != nil {
-		p.close()
+		_ = p.close()
 		return nil, Ready{}, fmt.Errorf("worker: ready: %w", err)
 	}
 	if p.pids != nil {
@@ -412,7 +412,7 @@ func (p *process) close() error {
 	if p.stopped != nil {
 		close(p.stopped)
 	}
-	p.req.Close()
+	_ = p.req.Close()
 	done := make(chan error, 1)
 	go func() { done <- p.cmd.Wait() }()
 	var err error
@@ -422,7 +422,7 @@ func (p *process) close() error {
 		_ = p.cmd.Process.Signal(syscall.SIGKILL)
 		err = <-done
 	}
-	p.rep.Close()
+	_ = p.rep.Close()
 	if p.readDone != nil {
 		<-p.readDone
 	}

@@ -132,7 +132,7 @@ func TestMCPRelayEchoes(t *testing.T) {
 func TestMCPRelayCarriesLargeOutput(t *testing.T) {
 	c, ws := newClient(t, sandbox.LevelOff, "0467")
 	conn := startLine(t, c, ws, "big", mark(t))
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_, err := io.WriteString(conn, strconv.Itoa(10<<20)+"\n")
 	require.NoError(t, err)
 	line, err := bufio.NewReaderSize(conn, 64<<10).ReadString('\n')

@@ -274,7 +274,7 @@ func (p *mcpProc) signal() {
 
 // writeLoop writes the queue to the server's stdin, and closes stdin when asked to.
 func (p *mcpProc) writeLoop() {
-	defer p.stdin.Close()
+	defer func() { _ = p.stdin.Close() }()
 	for {
 		p.mu.Lock()
 		q, closing := p.queue, p.closing

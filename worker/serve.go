@@ -99,7 +99,7 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 	frames := make(chan []string)
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer in.Close() // ends the reader's blocked Read
+	defer func() { _ = in.Close() }() // ends the reader's blocked Read
 	stop := make(chan struct{})
 	defer close(stop)
 	wg.Go(func() {

@@ -73,7 +73,7 @@ func (Edit) Run(_ context.Context, env *Env, input json.RawMessage) Result {
 	if err != nil {
 		return failure(sum, fileError(path, err))
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if fi.Size() > MaxEditBytes {
 		return failure(sum, fmt.Sprintf("%s is %d bytes; Edit changes files of at most %d bytes (10 MiB)", path, fi.Size(), MaxEditBytes))
 	}

@@ -170,7 +170,7 @@ func (s *grepSearch) file(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if s.br == nil {
 		s.br = bufio.NewReaderSize(f, 64<<10)
 		s.lr = newLineReader(s.br, maxGrepScanLine)

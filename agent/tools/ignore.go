@@ -113,7 +113,7 @@ func (ig *ignorer) load(dir, file string) {
 	if err != nil {
 		return
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := checkRegular(f, false); err != nil {
 		return
 	}

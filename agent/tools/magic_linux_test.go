@@ -142,7 +142,7 @@ func TestOpenCheckedRefusesMagicLinks(t *testing.T) {
 		}
 		f, err := openChecked(p, os.O_RDONLY, 0)
 		if !assert.ErrorIs(t, err, errMagicLink, p) {
-			f.Close()
+			_ = f.Close()
 		}
 	}
 	f, err := openChecked(v.path, os.O_RDONLY, 0)

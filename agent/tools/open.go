@@ -62,7 +62,7 @@ func openFile(env *Env, abs string, flags int, ops ...policy.Op) (*os.File, fs.F
 		_, err = checkOpened(env, f, abs, ops...)
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil

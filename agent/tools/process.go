@@ -67,17 +67,17 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 	}
 	errR, errW, err := os.Pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
+		_ = outR.Close()
+		_ = outW.Close()
 		res.startErr = err
 		return res
 	}
-	defer outR.Close()
-	defer errR.Close()
+	defer func() { _ = outR.Close() }()
+	defer func() { _ = errR.Close() }()
 	cmd.Stdout, cmd.Stderr = outW, errW
 	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	_ = outW.Close()
+	_ = errW.Close()
 	if err != nil {
 		res.startErr = err
 		return res
@@ -269,6 +269,7 @@ func signalName(s syscall.Signal) string {
 		return "SIGHUP"
 	case syscall.SIGBUS:
 		return "SIGBUS"
+	default:
+		return s.String()
 	}
-	return s.String()
 }

@@ -65,7 +65,7 @@ func (Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	if err != nil {
 		return failure(sum, fileError(path, err))
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	// A buffer the size of the file, up to 64 KiB: most files read are small.
 	br := bufio.NewReaderSize(f, int(min(max(fi.Size()+1, sniffLen), 64<<10)))
 	if head, _ := br.Peek(sniffLen); isBinary(head) {

@@ -100,6 +100,7 @@ func (TodoWrite) Run(_ context.Context, _ *Env, input json.RawMessage) Result {
 			done++
 		case TodoInProgress:
 			box = "~"
+		case TodoPending:
 		}
 		fmt.Fprintf(&b, "- [%s] %s\n", box, strings.TrimSpace(t.Content))
 	}

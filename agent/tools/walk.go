@@ -40,7 +40,7 @@ func walkFiles(ctx context.Context, env *Env, root string, fn func(path string, 
 	}
 	real, err := checkOpened(env, f, root, policy.OpRead)
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return 0, err
 	}
 	w := &walker{ctx: ctx, env: env, ig: newIgnorer(env.workspace(), root), fn: fn}
@@ -54,7 +54,7 @@ func walkFiles(ctx context.Context, env *Env, root string, fn func(path string, 
 func (w *walker) dir(p, real string, f *os.File) error {
 	w.ig.enter(p)
 	entries, _ := f.ReadDir(-1) // what could be read of an unreadable directory
-	f.Close()
+	_ = f.Close()
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, d := range entries {
 		if err := w.ctx.Err(); err != nil {
@@ -72,7 +72,7 @@ func (w *walker) dir(p, real string, f *os.File) error {
 			}
 			subReal, err := checkOpened(w.env, sub, cp, policy.OpRead)
 			if err != nil {
-				sub.Close()
+				_ = sub.Close()
 				continue
 			}
 			if err := w.dir(cp, subReal, sub); err != nil {

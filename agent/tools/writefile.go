@@ -62,7 +62,7 @@ func createFile(env *Env, abs string, perm fs.FileMode) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer dir.Close()
+	defer func() { _ = dir.Close() }()
 	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()))
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: target, Err: err}
@@ -95,7 +95,7 @@ func openParent(env *Env, abs, dir, name string) (*os.File, error) {
 		err = env.policy().CheckOpened(policy.OpWrite, abs, target, env.dirs())
 	}
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	for _, m := range missing {
@@ -105,7 +105,7 @@ func openParent(env *Env, abs, dir, name string) (*os.File, error) {
 		if err == nil || errors.Is(err, unix.EEXIST) {
 			fd, err = unix.Openat(int(f.Fd()), m, dirFlags|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		}
-		f.Close()
+		_ = f.Close()
 		if err != nil {
 			return nil, &fs.PathError{Op: "mkdir", Path: dir, Err: err}
 		}

@@ -86,12 +86,14 @@ func (a *App) commands() []command {
 	}
 }
 
+// usage writes the commands to w. Like every message of the command line to its own
+// stdout and stderr, a failed write is not reported: there is nowhere left to say it.
 func (a *App) usage(w io.Writer) {
-	fmt.Fprintf(w, "agentrun runs LLM coding agents headless: batches from YAML job specs, or one session.\n\nUsage:\n  agentrun COMMAND [flags]\n\nCommands:\n")
+	_, _ = fmt.Fprintf(w, "agentrun runs LLM coding agents headless: batches from YAML job specs, or one session.\n\nUsage:\n  agentrun COMMAND [flags]\n\nCommands:\n")
 	for _, c := range a.commands() {
-		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+		_, _ = fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'agentrun COMMAND --help' for a command's flags and examples.\n")
+	_, _ = fmt.Fprintf(w, "\nRun 'agentrun COMMAND --help' for a command's flags and examples.\n")
 }
 
 // Main runs the command line and returns the process exit code. It is the only place
@@ -111,7 +113,7 @@ func (a *App) Main(ctx context.Context, args []string) int {
 			return a.exitCode(c.run(a, ctx, args[1:]))
 		}
 	}
-	fmt.Fprintf(a.Stderr, "agentrun: unknown command %q\n\n", name)
+	_, _ = fmt.Fprintf(a.Stderr, "agentrun: unknown command %q\n\n", name)
 	a.usage(a.Stderr)
 	return exitUsage
 }
@@ -129,13 +131,13 @@ func (a *App) exitCode(err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &se):
-		fmt.Fprintf(a.Stderr, "agentrun: invalid job spec:\n%s\n", se.Error())
+		_, _ = fmt.Fprintf(a.Stderr, "agentrun: invalid job spec:\n%s\n", se.Error())
 		return exitUsage
 	case errors.As(err, &ue):
-		fmt.Fprintf(a.Stderr, "agentrun: %v\n", err)
+		_, _ = fmt.Fprintf(a.Stderr, "agentrun: %v\n", err)
 		return exitUsage
 	}
-	fmt.Fprintf(a.Stderr, "agentrun: %v\n", err)
+	_, _ = fmt.Fprintf(a.Stderr, "agentrun: %v\n", err)
 	return exitInternal
 }
 
@@ -222,7 +224,7 @@ func (a *App) parse(fs *flag.FlagSet, synopsis, examples string, args []string) 
 }
 
 func (a *App) help(w io.Writer, fs *flag.FlagSet, synopsis, examples string) {
-	fmt.Fprintf(w, "Usage:\n  %s\n\nFlags:\n", synopsis)
+	_, _ = fmt.Fprintf(w, "Usage:\n  %s\n\nFlags:\n", synopsis)
 	fs.VisitAll(func(f *flag.Flag) {
 		if f.Name == "help" {
 			return
@@ -238,10 +240,10 @@ func (a *App) help(w io.Writer, fs *flag.FlagSet, synopsis, examples string) {
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && f.DefValue != "[]" {
 			usage += fmt.Sprintf(" (default %s)", f.DefValue)
 		}
-		fmt.Fprintf(w, "%-28s %s\n", line, usage)
+		_, _ = fmt.Fprintf(w, "%-28s %s\n", line, usage)
 	})
 	if examples != "" {
-		fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
+		_, _ = fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(examples, "\n"))
 	}
 }
 

@@ -105,6 +105,8 @@ func (w workflow) triggers(t *testing.T) (map[string]bool, workflowTriggers) {
 		if names["workflow_dispatch"] && tr.WorkflowDispatch == nil {
 			tr.WorkflowDispatch = &dispatchTrigger{}
 		}
+	default:
+		t.Fatalf("the workflow's on: is neither a name, a list nor a mapping (yaml kind %v)", w.On.Kind)
 	}
 	return names, tr
 }

@@ -31,13 +31,13 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	require.NoError(t, err, "posix_openpt")
 	master = os.NewFile(uintptr(mfd), "/dev/ptmx")
-	t.Cleanup(func() { master.Close() })
+	t.Cleanup(func() { _ = master.Close() })
 	require.NoError(t, unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0), "unlockpt")
 	n, err := unix.IoctlGetInt(mfd, unix.TIOCGPTN)
 	require.NoError(t, err, "ptsname")
 	slave, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
 	require.NoError(t, err)
-	t.Cleanup(func() { slave.Close() })
+	t.Cleanup(func() { _ = slave.Close() })
 	require.NoError(t, unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: ptyColumns}))
 	return master, slave
 }
@@ -61,7 +61,7 @@ func runOnPTY(t *testing.T, args []string, stdout *os.File) ([]byte, int) {
 		cmd.Stdout = stdout
 	}
 	require.NoError(t, cmd.Start())
-	slave.Close() // the child holds the only copy: reads end when it exits
+	_ = slave.Close() // the child holds the only copy: reads end when it exits
 	read := make(chan []byte)
 	go func() {
 		var all bytes.Buffer
@@ -247,7 +247,7 @@ func TestLiveDisplayStdoutToFile(t *testing.T) {
 	dir := filepath.Dir(spec)
 	f, err := os.Create(filepath.Join(dir, "log"))
 	require.NoError(t, err)
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	raw, code := runOnPTY(t, []string{"run", spec, "--out", filepath.Join(dir, "out")}, f)
 	require.Equal(t, 0, code, "%q", raw)
 

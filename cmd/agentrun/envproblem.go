@@ -68,6 +68,7 @@ func typeWord(t reflect.Type) string {
 		return "a number"
 	case reflect.Bool:
 		return "true or false"
+	default:
+		return "a " + t.String()
 	}
-	return "a " + t.String()
 }

@@ -188,23 +188,31 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	}
 	redactor := files.Sink(sink.Multi(events, out))
 	messages := &agent.DirStore{Dir: dir, Files: files}
-	defer messages.Close() // best effort: every append was already written
+	defer func() { _ = messages.Close() }() // best effort: every append was already written
 	reaping := startReaper(a.Self, log)
 	defer reaping.close()
 	if err := pol.save(dir, files); err != nil {
-		redactor.Close()
+		_ = redactor.Close() // err is what is reported
 		return err
 	}
 	locked := sink.NewLocked(redactor) // the agent, and the proxy's violations
 	sb, err := runner.OpenSandbox(runner.SandboxRequest{Level: pol.Level, BashMode: mode, Workspace: workspace,
 		Home: cfg.UserHome, Env: runner.ToolEnv(reaping.environ(a.toolEnviron()), nil), ToolTimeout: *toolTimeout,
 		Hidden: []string{cfg.Home}}, runner.SandboxOptions{Binary: a.Self}, sandbox.Probe(), nil,
-		func(v netproxy.Violation) { runner.WriteViolation(locked, v) })
+		func(v netproxy.Violation) {
+			if err := runner.WriteViolation(locked, v); err != nil {
+				log.Warn("write sandbox_violation", zap.Error(err))
+			}
+		})
 	if err != nil {
-		redactor.Close()
+		_ = redactor.Close() // err is what is reported
 		return usageError{err}
 	}
-	defer sb.Close()
+	defer func() {
+		if err := sb.Close(); err != nil {
+			log.Warn("close worker", zap.Error(err))
+		}
+	}()
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *timeout > 0 {
@@ -214,12 +222,16 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	}
 	start := time.Now()
 	servers := runner.OpenMCP(sigCtx, mcpConfigs, sb, func() {}, version())
-	defer servers.Close()
+	defer func() {
+		if err := servers.Close(); err != nil {
+			log.Warn("close MCP servers", zap.Error(err))
+		}
+	}()
 	acfg.Sandbox, acfg.MCPServers = sb.Planned(), servers.Statuses()
 	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: locked, Store: messages, Groups: reaping.groups(),
 		Tools: sb.Client(), Servers: runner.ServerTools(servers)})
 	if err != nil {
-		redactor.Close()
+		_ = redactor.Close() // err is what is reported
 		return usageError{err}
 	}
 	var res protocol.Result

@@ -68,7 +68,7 @@ func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 		return usageError{fmt.Errorf("fake-server: %w", err)}
 	}
 	srv := &http.Server{Handler: scripted.New(opts).Handler(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(a.Stdout, "fake-server listening on http://%s (Anthropic /v1/messages, OpenAI /v1/chat/completions, /v1/responses)\n", ln.Addr())
+	_, _ = fmt.Fprintf(a.Stdout, "fake-server listening on http://%s (Anthropic /v1/messages, OpenAI /v1/chat/completions, /v1/responses)\n", ln.Addr())
 	if f, ok := a.Stdout.(*os.File); ok {
 		_ = f.Sync() // best effort: tests wait for the line above
 	}

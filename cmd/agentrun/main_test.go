@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	cleanup := func(code int) {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		os.Exit(code)
 	}
 	agentrunBin = filepath.Join(dir, "agentrun")

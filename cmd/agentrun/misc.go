@@ -66,7 +66,7 @@ func (a *App) cmdVersion(_ context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usagef("version: unexpected argument %q", pos[0])
 	}
-	fmt.Fprintf(a.Stdout, "agentrun %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	_, _ = fmt.Fprintf(a.Stdout, "agentrun %s (%s %s/%s)\n", version(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return nil
 }
 
@@ -93,14 +93,14 @@ func (a *App) cmdValidate(ctx context.Context, args []string) error {
 				err = runner.CheckWorkspaces(ctx, spec, sessions)
 			}
 			if err == nil && !*quiet {
-				fmt.Fprintf(a.Stdout, "%s: valid, %d jobs, %d sessions\n", path, len(spec.Jobs), len(sessions))
+				_, _ = fmt.Fprintf(a.Stdout, "%s: valid, %d jobs, %d sessions\n", path, len(spec.Jobs), len(sessions))
 				for _, s := range sessions {
-					fmt.Fprintf(a.Stdout, "  %s\n", s.Key)
+					_, _ = fmt.Fprintf(a.Stdout, "  %s\n", s.Key)
 				}
 			}
 		}
 		if err != nil {
-			fmt.Fprintf(a.Stderr, "%v\n", err)
+			_, _ = fmt.Fprintf(a.Stderr, "%v\n", err)
 			failed = exitError{code: exitUsage}
 		}
 	}
@@ -160,7 +160,7 @@ func (a *App) cmdReplay(_ context.Context, args []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var out sink.Sink
 	switch *format {
 	case "human":
@@ -211,7 +211,7 @@ func (a *App) cmdMerge(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprint(a.Stdout, sum.Text())
+	_, _ = fmt.Fprint(a.Stdout, sum.Text())
 	if cfg, cerr := a.config(); cerr == nil && cfg.GitHubActions {
 		if gh := runner.GitHubFromEnv(a.getenv, a.Stdout); gh != nil {
 			if err := gh.Report(sum, *out); err != nil {
@@ -239,6 +239,6 @@ func (a *App) cmdReport(_ context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Stdout, "%s: %s\n", filepath.Join(pos[0], runner.ReportFile), sum.Headline())
+	_, _ = fmt.Fprintf(a.Stdout, "%s: %s\n", filepath.Join(pos[0], runner.ReportFile), sum.Headline())
 	return nil
 }

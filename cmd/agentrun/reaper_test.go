@@ -121,9 +121,10 @@ func FuzzReadGroups(f *testing.F) {
 					continue
 				}
 				if n, err := strconv.Atoi(line[1:]); err == nil && n > 1 {
-					if line[0] == '+' {
+					switch line[0] {
+					case '+':
 						listed[n] = true
-					} else if line[0] == '-' {
+					case '-':
 						delete(listed, n)
 					}
 				}
@@ -175,7 +176,7 @@ func TestReaperProcess(t *testing.T) {
 		assert.Len(t, r.tag, 24)
 	})
 	t.Run("inside a test", func(t *testing.T) {
-		var r *reaper = startReaper("", zap.NewNop())
+		r := startReaper("", zap.NewNop())
 		assert.Nil(t, r.groups(), "no helper, and a nil tools.Groups")
 		assert.Equal(t, []string{"A=1"}, r.environ([]string{"A=1"}))
 	})

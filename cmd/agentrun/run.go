@@ -175,7 +175,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		if err := runner.CheckWorkspaces(ctx, spec, plan.Run); err != nil {
 			return specError(err)
 		}
-		fmt.Fprint(a.Stdout, runner.DryRun(spec, plan))
+		_, _ = fmt.Fprint(a.Stdout, runner.DryRun(spec, plan))
 		return nil
 	}
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -200,7 +200,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		return err
 	}
 	if *format == string(runner.FormatText) && opts.GitHub == nil {
-		fmt.Fprintf(a.Stdout, "\n%s", sum.Text())
+		_, _ = fmt.Fprintf(a.Stdout, "\n%s", sum.Text())
 	}
 	log.Info("run finished: "+sum.Headline(), zap.String("out", outDir))
 	return exitError{code: sum.ExitCode(interrupted)}

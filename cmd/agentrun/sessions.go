@@ -74,12 +74,12 @@ func (s sessionStore) list(w io.Writer) error {
 		return err
 	}
 	if len(all) == 0 {
-		fmt.Fprintln(w, "No sessions found.")
+		_, _ = fmt.Fprintln(w, "No sessions found.")
 		return nil
 	}
-	fmt.Fprintf(w, "%-40s %-16s %s\n", "NAME", "MODIFIED", "PREVIEW")
+	_, _ = fmt.Fprintf(w, "%-40s %-16s %s\n", "NAME", "MODIFIED", "PREVIEW")
 	for _, ss := range all {
-		fmt.Fprintf(w, "%-40s %-16s %s\n", ss.id, ss.modified.Local().Format("2006-01-02 15:04"), s.preview(ss.id))
+		_, _ = fmt.Fprintf(w, "%-40s %-16s %s\n", ss.id, ss.modified.Local().Format("2006-01-02 15:04"), s.preview(ss.id))
 	}
 	return nil
 }
@@ -105,7 +105,7 @@ func firstLine(path string) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if t := strings.TrimSpace(sc.Text()); t != "" {

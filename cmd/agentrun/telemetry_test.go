@@ -355,7 +355,7 @@ func TestTelemetryUnreachable(t *testing.T) {
 	require.NoError(t, refused.Close())
 	silent, err := net.Listen("tcp", "127.0.0.1:0") // never accepts: requests wait
 	require.NoError(t, err)
-	defer silent.Close()
+	defer func() { _ = silent.Close() }()
 
 	model := newModelServer(t)
 	base := runWithTelemetry(t, model, "", false, "OTEL_SDK_DISABLED=true")

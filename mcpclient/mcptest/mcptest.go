@@ -149,7 +149,7 @@ func NewServer() *mcp.Server {
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "garble", Description: "Writes what is not JSON."},
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
-			fmt.Fprintln(os.Stdout, "this is not JSON")
+			_, _ = fmt.Fprintln(os.Stdout, "this is not JSON")
 			time.Sleep(time.Hour) // the client gives up on the connection first
 			return nil, nil, nil
 		})
@@ -167,11 +167,13 @@ func NewServer() *mcp.Server {
 		})
 	s.AddTool(&mcp.Tool{Name: "sample", Description: "Asks the client's model.", InputSchema: object},
 		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			if _, ok := req.Params.InputResponses["completion"].(*mcp.CreateMessageResult); ok {
+			// The sampling types are deprecated, but servers may still send such requests:
+			// this one tests that agentrun declines them.
+			if _, ok := req.Params.InputResponses["completion"].(*mcp.CreateMessageResult); ok { //nolint:staticcheck // SA1019: see above
 				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a completion came back"}}}, nil
 			}
-			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"completion": &mcp.CreateMessageParams{MaxTokens: 10,
-				Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}}}}, nil
+			ask := &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}} //nolint:staticcheck // SA1019: see above
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"completion": ask}}, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Shows the server's environment and folder."},
 		func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
@@ -210,7 +212,7 @@ func ServeStdio(mode string) int {
 			}
 		})
 	case "invalid-json":
-		fmt.Fprintln(os.Stdout, "Starting server on stdio... (a log line on stdout)")
+		_, _ = fmt.Fprintln(os.Stdout, "Starting server on stdio... (a log line on stdout)")
 	}
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		fmt.Fprintln(os.Stderr, "serve:", err)

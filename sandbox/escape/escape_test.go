@@ -51,8 +51,9 @@ func (a attempt) must(l sandbox.Level) bool {
 		return a.strict
 	case sandbox.LevelLandlock:
 		return a.landlock
+	default:
+		return false
 	}
-	return false
 }
 
 // effect prepares a check of one attempt: it runs before the call and returns a

@@ -56,7 +56,7 @@ func serveHost(t *testing.T, label string, l net.Listener, dial func() (net.Conn
 }
 
 func (s *hostServer) handle(c net.Conn) {
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
 	line, _ := bufio.NewReader(c).ReadString('\n')
 	if tok, ok := strings.CutPrefix(line, "SENTINEL "); ok {

@@ -102,7 +102,7 @@ func checkName(name string) error {
 			if c == '*' {
 				return fmt.Errorf("a wildcard is allowed only as a leading \"*.\"")
 			}
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '_' {
 				return fmt.Errorf("character %q not allowed in a host name", c)
 			}
 		}

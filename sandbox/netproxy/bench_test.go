@@ -27,6 +27,7 @@ func BenchmarkConnect(b *testing.B) {
 		resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 		require.NoError(b, err)
 		require.Equal(b, http.StatusOK, resp.StatusCode)
+		require.NoError(b, resp.Body.Close(), "a 2xx CONNECT reply has no body: the tunnel stays open")
 		_, err = io.WriteString(c, "ping\n")
 		require.NoError(b, err)
 		_, err = io.ReadFull(br, buf)

@@ -24,19 +24,19 @@ func runChild(mode string) int {
 		fmt.Println("listen:", err)
 		return 0
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	c, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		fmt.Println("dial:", err)
 		return 0
 	}
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	s, err := l.Accept()
 	if err != nil {
 		fmt.Println("accept:", err)
 		return 0
 	}
-	defer s.Close()
+	defer func() { _ = s.Close() }()
 	if _, err := c.Write([]byte("x")); err != nil {
 		fmt.Println("write:", err)
 		return 0
@@ -46,6 +46,6 @@ func runChild(mode string) int {
 		fmt.Println("read:", err)
 		return 0
 	}
-	fmt.Fprintln(os.Stdout, "ok")
+	_, _ = fmt.Fprintln(os.Stdout, "ok")
 	return 0
 }

@@ -19,7 +19,7 @@ import (
 // http://127.0.0.1:PORT as their proxy.
 func Example() {
 	dir, _ := os.MkdirTemp("", "netproxy")
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	sock := filepath.Join(dir, "proxy.sock")
 
 	allow, _ := netproxy.ParseAllowlist([]string{".golang.org", "github.com"})
@@ -44,7 +44,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Print(resp.Status, "\n", string(body))
 	// Output:

@@ -25,13 +25,14 @@ func tunnel(tb testing.TB, addr, target string) (net.Conn, *bufio.Reader) {
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
 	require.NoError(tb, err)
 	require.Equal(tb, http.StatusOK, resp.StatusCode)
+	require.NoError(tb, resp.Body.Close(), "a 2xx CONNECT reply has no body: the tunnel stays open")
 	return c, br
 }
 
 func TestTunnelHalfClose(t *testing.T) {
 	r := newRig(t, "127.0.0.1")
 	c, br := tunnel(t, r.fwd, echo(t))
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_, err := io.WriteString(c, "ping")
 	require.NoError(t, err)
 	require.NoError(t, c.(*net.TCPConn).CloseWrite())
@@ -50,7 +51,7 @@ func TestServeStopClosesTunnels(t *testing.T) {
 	var serveErr error
 	wg.Go(func() { serveErr = New(Allowlist{}, nil, nil).Serve(ctx, l) })
 	c, br := tunnel(t, l.Addr().String(), up)
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_, err = io.WriteString(c, "x")
 	require.NoError(t, err)
 	_, err = br.ReadByte()
@@ -84,11 +85,11 @@ func TestLoopRefused(t *testing.T) {
 	defer func() { cancel(); wg.Wait() }()
 
 	self := l.Addr().String()
-	resp, body := raw(t, self, connectRequest(self))
-	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	status, body := raw(t, self, connectRequest(self))
+	assert.Equal(t, http.StatusForbidden, status)
 	assert.Contains(t, body, "connection to "+self+" refused: it is the sandbox's proxy")
-	resp, _ = raw(t, self, "GET http://"+self+"/ HTTP/1.1\r\nHost: x\r\n\r\n")
-	assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+	status, _ = raw(t, self, "GET http://"+self+"/ HTTP/1.1\r\nHost: x\r\n\r\n")
+	assert.Equal(t, http.StatusForbidden, status)
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []Violation{{KindNetworkDenied, self, "the proxy itself"}, {KindNetworkDenied, self, "the proxy itself"}}, vs)
@@ -105,7 +106,7 @@ func TestForwardDialFails(t *testing.T) {
 	})
 	c, err := net.Dial("tcp", l.Addr().String())
 	require.NoError(t, err)
-	defer c.Close()
+	defer func() { _ = c.Close() }()
 	_, err = c.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF, "the client's connection is closed")
 	cancel()

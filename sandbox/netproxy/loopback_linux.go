@@ -13,7 +13,7 @@ func LoopbackUp() error {
 	if err != nil {
 		return fmt.Errorf("netproxy: loopback up: socket: %w", err)
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	ifr, err := unix.NewIfreq("lo")
 	if err != nil {
 		return fmt.Errorf("netproxy: loopback up: %w", err)

@@ -129,7 +129,7 @@ func (p *Proxy) connect(ctx context.Context, t *tracker, c net.Conn, br *bufio.R
 		return
 	}
 	defer t.remove(up)
-	defer up.Close()
+	defer func() { _ = up.Close() }()
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}

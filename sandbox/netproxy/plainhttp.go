@@ -81,7 +81,7 @@ func (p *Proxy) forward(ctx context.Context, t *tracker, c net.Conn, req *http.R
 		reply(c, http.StatusBadGateway, fmt.Sprintf("agentrun sandbox: request to %s failed: %v\n", target, err))
 		return false
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	upClose := resp.Close
 	removeHopByHop(resp.Header)
 	resp.Proto, resp.ProtoMajor, resp.ProtoMinor = "HTTP/1.1", 1, 1

@@ -26,7 +26,7 @@ func upstreamHandler(calls *atomic.Int32) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		b, _ := io.ReadAll(r.Body)
-		fmt.Fprintf(w, "%s %s body=%q keep=%q hop=%q pauth=%q pconn=%q host=%s",
+		_, _ = fmt.Fprintf(w, "%s %s body=%q keep=%q hop=%q pauth=%q pconn=%q host=%s",
 			r.Method, r.URL.Path, b, r.Header.Get("X-Keep"), r.Header.Get("X-Hop"),
 			r.Header.Get("Proxy-Authorization"), r.Header.Get("Proxy-Connection"), r.Host)
 	})
@@ -62,16 +62,16 @@ func TestHTTP(t *testing.T) {
 		assert.Contains(t, string(b), `GET /get body=""`)
 	})
 	t.Run("hop-by-hop", func(t *testing.T) {
-		resp, body := raw(t, r.fwd, "GET http://"+host+"/hop HTTP/1.1\r\nHost: wrong.example\r\n"+
+		status, body := raw(t, r.fwd, "GET http://"+host+"/hop HTTP/1.1\r\nHost: wrong.example\r\n"+
 			"Proxy-Authorization: Basic eDp5\r\nProxy-Connection: keep-alive\r\nConnection: close, X-Hop\r\n"+
 			"X-Hop: 1\r\nX-Keep: 2\r\n\r\n")
-		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, http.StatusOK, status)
 		assert.Equal(t, fmt.Sprintf(`GET /hop body="" keep="2" hop="" pauth="" pconn="" host=%s`, host), body)
 	})
 	t.Run("chunked and expect", func(t *testing.T) {
 		c, err := net.Dial("tcp", r.fwd)
 		require.NoError(t, err)
-		defer c.Close()
+		defer func() { _ = c.Close() }()
 		_, err = io.WriteString(c, "POST http://"+host+"/chunked HTTP/1.1\r\nHost: "+host+"\r\n"+
 			"Expect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
 		require.NoError(t, err)
@@ -92,8 +92,8 @@ func TestHTTP(t *testing.T) {
 		assert.Contains(t, string(b), `POST /chunked body="abcde"`)
 	})
 	t.Run("origin form", func(t *testing.T) {
-		resp, body := raw(t, r.fwd, "GET /hop HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
-		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		status, body := raw(t, r.fwd, "GET /hop HTTP/1.1\r\nHost: "+host+"\r\n\r\n")
+		assert.Equal(t, http.StatusBadRequest, status)
 		assert.Contains(t, body, "not a proxy request")
 	})
 	assert.Equal(t, int32(7), calls.Load())
@@ -141,15 +141,15 @@ func TestRefused(t *testing.T) {
 	})
 	t.Run("connect", func(t *testing.T) {
 		r := newRig(t, "example.com")
-		resp, body := raw(t, r.fwd, connectRequest(target))
-		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		status, body := raw(t, r.fwd, connectRequest(target))
+		assert.Equal(t, http.StatusForbidden, status)
 		assert.Contains(t, body, msg)
 		assert.Equal(t, []Violation{denied}, r.violations())
 	})
 	t.Run("name", func(t *testing.T) {
 		r := newRig(t, "example.com")
-		resp, body := raw(t, r.fwd, connectRequest("evil.example:443"))
-		assert.Equal(t, http.StatusForbidden, resp.StatusCode)
+		status, body := raw(t, r.fwd, connectRequest("evil.example:443"))
+		assert.Equal(t, http.StatusForbidden, status)
 		assert.Equal(t, "agentrun sandbox: connection to evil.example:443 refused: host not in network.allow (add \"evil.example\" to network.allow to allow it)\n", body)
 		assert.Equal(t, []Violation{{KindNetworkDenied, "evil.example:443", "host not in network.allow"}}, r.violations())
 	})
@@ -162,8 +162,8 @@ func TestConnectClosedPort(t *testing.T) {
 	target := l.Addr().String()
 	require.NoError(t, l.Close())
 	r := newRig(t)
-	resp, body := raw(t, r.fwd, connectRequest(target))
-	assert.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	status, body := raw(t, r.fwd, connectRequest(target))
+	assert.Equal(t, http.StatusBadGateway, status)
 	assert.Contains(t, body, "agentrun sandbox: connection to "+target+" failed:")
 	assert.Contains(t, body, "connection refused")
 	assert.Empty(t, r.violations(), "an unreachable host is not a violation")
@@ -183,8 +183,8 @@ func TestBadRequests(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, "example.com")
-			resp, body := raw(t, r.fwd, tc.request)
-			assert.Equal(t, tc.status, resp.StatusCode)
+			status, body := raw(t, r.fwd, tc.request)
+			assert.Equal(t, tc.status, status)
 			assert.Contains(t, body, "agentrun sandbox: bad proxy request")
 			vs := r.violations()
 			require.Len(t, vs, 1)

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -76,19 +77,19 @@ func (r *rig) client(tb testing.TB, tr *http.Transport) *http.Client {
 }
 
 // raw sends request as written to addr and reads one response and its body.
-func raw(tb testing.TB, addr, request string) (*http.Response, string) {
+func raw(tb testing.TB, addr, request string) (status int, body string) {
 	tb.Helper()
 	c, err := net.Dial("tcp", addr)
 	require.NoError(tb, err)
-	defer c.Close()
+	defer func() { assert.NoError(tb, c.Close()) }()
 	_, err = io.WriteString(c, request)
 	require.NoError(tb, err)
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	require.NoError(tb, err)
-	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(tb, err)
-	return resp, string(b)
+	require.NoError(tb, resp.Body.Close())
+	return resp.StatusCode, string(b)
 }
 
 func connectRequest(target string) string {

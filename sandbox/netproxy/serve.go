@@ -83,7 +83,7 @@ func serve(ctx context.Context, l net.Listener, handle func(ctx context.Context,
 		}
 		wg.Go(func() {
 			defer t.remove(c)
-			defer c.Close()
+			defer func() { _ = c.Close() }()
 			handle(ctx, t, c)
 		})
 	}
@@ -125,7 +125,7 @@ func Forward(ctx context.Context, l net.Listener, dial func(ctx context.Context)
 			return
 		}
 		defer t.remove(up)
-		defer up.Close()
+		defer func() { _ = up.Close() }()
 		splice(c, c, up)
 	})
 }

@@ -71,7 +71,7 @@ func (r *Receiver) decode(w http.ResponseWriter, req *http.Request, msg proto.Me
 			r.fail(w, fmt.Errorf("%s: gzip: %w", req.URL.Path, err))
 			return false
 		}
-		defer zr.Close()
+		defer func() { _ = zr.Close() }()
 		body = zr
 	}
 	raw, err := io.ReadAll(body)
