@@ -30,8 +30,9 @@ func (s scope) access(perm Access) Access {
 		return perm << 6
 	case scopeSystem:
 		return perm << 9
+	case scopeNone:
 	}
-	return 0
+	return 0 // scopeNone needs no bits
 }
 
 // unknownDir is a cwd for relative paths after a cd whose target cannot be known.
