@@ -71,7 +71,7 @@ func (c *Client) localAttempt(ctx context.Context, req protocol.Request, yield f
 	var rf responseFailure
 	if errors.As(err, &rf) {
 		if resp := rf.HTTPResponse(); resp != nil {
-			defer resp.Body.Close()
+			defer func() { _ = resp.Body.Close() }() // an in-memory error body
 			return c.responseError(resp, c.local.ErrorMessage), protocol.Usage{}, false
 		}
 	}

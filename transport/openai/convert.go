@@ -48,6 +48,8 @@ func appendUser(msgs []chatMessage, t protocol.Turn) []chatMessage {
 			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: &content})
 		case protocol.BlockText:
 			texts = append(texts, b.Text)
+		default:
+			// A user turn holds text and tool results; Chat has no place for the rest.
 		}
 	}
 	if len(texts) > 0 {
@@ -76,6 +78,8 @@ func assistantMessage(t protocol.Turn, echo bool) chatMessage {
 		case protocol.BlockToolUse:
 			calls = append(calls, chatToolCall{ID: b.ID, Type: "function",
 				Function: chatFunction{Name: b.Name, Arguments: wire.Arguments(b.Input)}})
+		default:
+			// Redacted thinking is Anthropic's alone; a tool result is never the assistant's.
 		}
 	}
 	m := chatMessage{Role: "assistant", ToolCalls: calls}

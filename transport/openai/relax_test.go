@@ -50,6 +50,8 @@ func TestReasoningEffortRefused(t *testing.T) {
 					retries = append(retries, m)
 				case protocol.KindText:
 					text += m.Text
+				default:
+					// other kinds are not what this test reads
 				}
 				last = m
 			}

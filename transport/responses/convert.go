@@ -40,6 +40,8 @@ func convertInput(turns []protocol.Turn) ([]inputItem, error) {
 					}
 					items = append(items, inputItem{Type: "function_call_output", CallID: b.ToolUseID, Output: &out})
 				}
+			default:
+				// Thinking is not sent back: the Responses API keeps its own reasoning.
 			}
 		}
 		var role string

@@ -241,6 +241,8 @@ func attempts(msgs []protocol.Message) []protocol.Message {
 			if i+2 == len(msgs) && msgs[i+1].Kind == protocol.KindError {
 				continue
 			}
+		default:
+			// the other kinds compare as they are
 		}
 		out = append(out, m)
 	}

@@ -199,8 +199,8 @@ func faultResponse(f format, fault *Fault, rid string) (http.Header, []byte) {
 	if fault.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.FormatFloat(fault.RetryAfter.Seconds(), 'f', -1, 64))
 	}
-	if fault.RetryAfterMS > 0 {
-		h.Set("Retry-After-Ms", strconv.FormatFloat(float64(fault.RetryAfterMS)/float64(time.Millisecond), 'f', -1, 64))
+	if fault.RetryAfterPrecise > 0 {
+		h.Set("Retry-After-Ms", strconv.FormatFloat(float64(fault.RetryAfterPrecise)/float64(time.Millisecond), 'f', -1, 64))
 	}
 	for k, v := range fault.Header {
 		h.Set(k, v)

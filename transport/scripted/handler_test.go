@@ -3,6 +3,7 @@ package scripted_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -60,15 +61,24 @@ func server(t *testing.T, m *scripted.Model) (*httptest.Server, *http.Client) {
 	return srv, client
 }
 
-func do(t *testing.T, client *http.Client, method, url, body string, header http.Header) *http.Response {
+// reply is a response read whole: its status, headers and body.
+type reply struct {
+	StatusCode int
+	Header     http.Header
+	Body       io.Reader
+}
+
+// do makes one request and reads its response to the end.
+func do(t *testing.T, client *http.Client, method, url, body string, header http.Header) *reply {
 	t.Helper()
 	req, err := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 	require.NoError(t, err)
 	maps(req.Header, header)
 	resp, err := client.Do(req)
 	require.NoError(t, err)
-	t.Cleanup(func() { resp.Body.Close() })
-	return resp
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, errors.Join(err, resp.Body.Close()))
+	return &reply{StatusCode: resp.StatusCode, Header: resp.Header, Body: bytes.NewReader(b)}
 }
 
 func maps(dst, src http.Header) {

@@ -44,6 +44,8 @@ func assistantTurn(msgs []protocol.Message) protocol.Turn {
 			thinking.WriteString(m.Text)
 		case protocol.KindText:
 			text.WriteString(m.Text)
+		default:
+			// other kinds carry nothing for the turn
 		}
 	}
 	if text.Len() > 0 {

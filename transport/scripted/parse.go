@@ -246,7 +246,7 @@ func (p *parser) fault(n *yaml.Node, path string) (*Fault, error) {
 			f.RetryAfter, err = p.duration(v, field, time.Second)
 			statusOnly, statusField = v, field
 		case "retry_after_ms":
-			f.RetryAfterMS, err = p.duration(v, field, time.Millisecond)
+			f.RetryAfterPrecise, err = p.duration(v, field, time.Millisecond)
 			statusOnly, statusField = v, field
 		case "body":
 			f.Body, err = p.str(v, field)
@@ -369,6 +369,8 @@ func kindName(n *yaml.Node) string {
 		return fmt.Sprintf("%s %q", strings.TrimPrefix(n.ShortTag(), "!!"), n.Value)
 	case yaml.AliasNode:
 		return "an unresolved alias"
+	default:
+		// a document node never reaches here: the parser unwraps it
 	}
 	return "nothing"
 }

@@ -125,9 +125,9 @@ type Fault struct {
 	Times int
 	// Status is the HTTP status of FaultStatus (400 to 599).
 	Status int
-	// RetryAfter and RetryAfterMS, when positive, are sent as the retry-after (in
-	// seconds) and retry-after-ms headers of FaultStatus.
-	RetryAfter, RetryAfterMS time.Duration
+	// RetryAfter and RetryAfterPrecise, when positive, are sent as the retry-after (in
+	// whole seconds) and retry-after-ms (in milliseconds) headers of FaultStatus.
+	RetryAfter, RetryAfterPrecise time.Duration
 	// Body replaces the format's default error body of FaultStatus.
 	Body string
 	// Header holds extra response headers of FaultStatus, such as x-should-retry.

@@ -48,7 +48,7 @@ func TestParseScript(t *testing.T) {
 			give: "steps:\n  - text: x\n    fault: {status: 429, retry_after: 1.5, retry_after_ms: 250, times: 3, body: '{}', header: {x-should-retry: 'false'}}\n",
 			want: []scripted.Step{{Text: "x", Stop: "end_turn", Fault: &scripted.Fault{
 				Kind: scripted.FaultStatus, Times: 3, Status: 429, RetryAfter: 1500 * time.Millisecond,
-				RetryAfterMS: 250 * time.Millisecond, Body: "{}", Header: map[string]string{"x-should-retry": "false"},
+				RetryAfterPrecise: 250 * time.Millisecond, Body: "{}", Header: map[string]string{"x-should-retry": "false"},
 			}}},
 		},
 		"stream faults": {

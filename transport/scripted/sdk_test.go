@@ -140,7 +140,7 @@ func installSDKs(t *testing.T) string {
 	require.NoError(t, os.MkdirAll(filepath.Dir(dir), 0o755))
 	tmp, err := os.MkdirTemp(filepath.Dir(dir), "install-")
 	require.NoError(t, err)
-	defer os.RemoveAll(tmp)
+	defer func() { assert.NoError(t, os.RemoveAll(tmp)) }()
 	require.NoError(t, os.WriteFile(filepath.Join(tmp, "package.json"), pkg, 0o644))
 	cmd := exec.CommandContext(t.Context(), "npm", "install", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error")
 	cmd.Dir = tmp

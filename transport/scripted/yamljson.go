@@ -62,6 +62,8 @@ func (p *parser) toJSON(buf []byte, n *yaml.Node, field string) ([]byte, error) 
 		return append(buf, ']'), nil
 	case yaml.ScalarNode:
 		return p.scalarJSON(buf, n, field)
+	default:
+		// deref resolved the aliases; a document node is not a value
 	}
 	return nil, p.errf(n, p.at(field), "cannot convert %s to JSON", kindName(n))
 }

@@ -110,7 +110,7 @@ func serve(t *testing.T, body []byte) io.Reader {
 	srv := NewServer(t, Response{Body: body})
 	resp, err := srv.Client().Get(srv.URL)
 	require.NoError(t, err)
-	t.Cleanup(func() { resp.Body.Close() })
+	t.Cleanup(func() { _ = resp.Body.Close() }) // a read-only body from loopback
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	return resp.Body
 }

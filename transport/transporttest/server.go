@@ -130,7 +130,7 @@ func Serve(w http.ResponseWriter, r *http.Request, resp Response, rnd *rand.Rand
 	case resp.Cut:
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
-				conn.Close()
+				_ = conn.Close() // cutting the connection is the point
 			}
 		}
 	}

@@ -116,7 +116,7 @@ func (p *errorBody) apiError() (APIError, bool) {
 		}
 		return o.APIError(), true
 	case p.Object == "error":
-		return p.ErrorObject.APIError(), true
+		return p.APIError(), true
 	}
 	return APIError{}, false
 }
