@@ -3,7 +3,6 @@ package scripted_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"flag"
 	"io"
 	"net/http"
@@ -76,10 +75,20 @@ func do(t *testing.T, client *http.Client, method, url, body string, header http
 	maps(req.Header, header)
 	resp, err := client.Do(req)
 	require.NoError(t, err)
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, errors.Join(err, resp.Body.Close()))
-	return &reply{StatusCode: resp.StatusCode, Header: resp.Header, Body: bytes.NewReader(b)}
+	b, readErr := io.ReadAll(resp.Body)
+	require.NoError(t, resp.Body.Close())
+	// A cut stream's read error comes after its bytes, as the live body gave it.
+	var got io.Reader = bytes.NewReader(b)
+	if readErr != nil {
+		got = io.MultiReader(got, failingReader{readErr})
+	}
+	return &reply{StatusCode: resp.StatusCode, Header: resp.Header, Body: got}
 }
+
+// failingReader returns its error on every read.
+type failingReader struct{ err error }
+
+func (r failingReader) Read([]byte) (int, error) { return 0, r.err }
 
 func maps(dst, src http.Header) {
 	for k, v := range src {
