@@ -59,6 +59,7 @@ func Merge(out string, dirs []string) (*Summary, error) {
 		}
 		merged.Totals.ThrottledMS += so.sum.Totals.ThrottledMS
 		merged.Totals.ThrottlePauses += so.sum.Totals.ThrottlePauses
+		merged.Totals.PacedMS += so.sum.Totals.PacedMS
 		merged.Totals.BudgetExhausted = merged.Totals.BudgetExhausted || so.sum.Totals.BudgetExhausted
 		for _, r := range so.sum.Sessions {
 			merged.Sessions = append(merged.Sessions, r)

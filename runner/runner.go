@@ -84,6 +84,8 @@ type Options struct {
 	Providers Providers
 	// Throttled reports how long providers were paused by rate limits.
 	Throttled func() (time.Duration, int)
+	// Paced reports how long requests were held back by the providers' limiters.
+	Paced func() time.Duration
 	// Secrets are values to redact everywhere (API keys); the sessions' own secrets
 	// (named in the spec) are added.
 	Secrets []string
@@ -301,6 +303,9 @@ func (st *runState) summary(start, end time.Time) *Summary {
 		throttled, pauses = st.r.opts.Throttled()
 	}
 	sum := newSummary(st.spec, st.plan, all, start, end, throttled, pauses, st.budget.refusedAny())
+	if st.r.opts.Paced != nil {
+		sum.Totals.PacedMS = st.r.opts.Paced().Milliseconds()
+	}
 	sum.Version = st.r.opts.Version
 	return sum
 }

@@ -172,10 +172,6 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 	return func(yield func(protocol.Message) bool) {
 		var waited time.Duration
 		for attempt := 1; ; attempt++ {
-			if err := c.opts.Limiter.Wait(ctx); err != nil {
-				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
-				return
-			}
 			te, partial, stopped := c.attempt(ctx, req, yield)
 			if stopped || te == nil {
 				return
@@ -243,10 +239,10 @@ func (c *Client) retryDelay(te *Error, attempt int, waited time.Duration) (time.
 	return delay, true
 }
 
-// attempt makes one HTTP request and yields its messages. stopped means the consumer
-// asked to stop. The error is classified, and the credentials the request carried are
-// redacted from its message; partial is the usage a failed stream reported before it
-// failed (see PartialUsager).
+// attempt makes one HTTP request, admitted by the limiter, and yields its messages.
+// stopped means the consumer asked to stop. The error is classified, and the
+// credentials the request carried are redacted from its message; partial is the usage
+// a failed stream reported before it failed (see PartialUsager).
 func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err *Error, partial protocol.Usage, stopped bool) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -254,6 +250,12 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	if rerr != nil {
 		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, partial, false
 	}
+	slot, aerr := c.opts.Limiter.Acquire(ctx, estimateTokens(hreq))
+	if aerr != nil {
+		ce := protocol.CancelError(ctx)
+		return &Error{Kind: ce.Kind, Message: ce.Message, ShouldRetry: -1}, partial, false
+	}
+	defer func() { slot.End(outcome(err, stopped)) }()
 	r := newRedactor(hreq)
 	// The idle timer runs from the start: a server that accepts the request and then
 	// sends nothing, not even headers, is as silent as a stalled body.
@@ -266,6 +268,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	}
 	defer resp.Body.Close()
 	c.opts.Activity()
+	slot.Observe(resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10)) // best effort: the status is the error
 		msg, typ := c.dialect.ErrorMessage(body)
@@ -309,6 +312,22 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		return r.redact(e), c.partial(dec), false
 	}
 	return nil, partial, false
+}
+
+// estimateTokens guesses what a request counts against a tokens-per-minute limit, for
+// pacing: a token for every four bytes of its body.
+func estimateTokens(r *http.Request) int64 { return max(r.ContentLength, 0) / 4 }
+
+// outcome is how an attempt ended for its limiter: a rate limit or an overload
+// (also mid-stream) shrinks the endpoint's in-flight limit.
+func outcome(err *Error, stopped bool) Outcome {
+	switch {
+	case err == nil && !stopped:
+		return Succeeded
+	case err != nil && (err.Kind == protocol.ErrRateLimit || err.Kind == protocol.ErrOverloaded):
+		return RateLimited
+	}
+	return Unjudged
 }
 
 // partial returns the usage dec reported before it failed, if it can tell.

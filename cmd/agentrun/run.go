@@ -115,7 +115,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	opts := runner.Options{
 		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Filter: *filter, Shard: sh,
 		Format: runner.Format(*format), Stdout: a.Stdout, Progress: progressOut, Interactive: interactive, Color: color,
-		Log: log, Providers: provs, Throttled: provs.Throttled, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
+		Log: log, Providers: provs, Throttled: provs.Throttled, Paced: provs.Paced, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
 	}

@@ -89,6 +89,9 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, f, http.StatusBadRequest, `the scripted model only streams: set "stream": true`, "")
 		return
 	}
+	if m.limits != nil && !m.limits.admit(w, f, int64(m.measure(wr.req)/4), m.opts.Now()) {
+		return
+	}
 	session := r.Header.Get(SessionHeader)
 	if session == "" {
 		sum := sha256.Sum256(body)

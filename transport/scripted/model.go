@@ -46,6 +46,8 @@ type Options struct {
 	ChunkRunes int
 	// Now is the clock behind the timestamps of the wire formats [time.Now].
 	Now func() time.Time
+	// RateLimit is what the HTTP form allows per minute [none].
+	RateLimit RateLimit
 }
 
 // Model is the scripted model. It is safe for concurrent use by many sessions.
@@ -55,6 +57,7 @@ type Model struct {
 	mu       sync.Mutex
 	attempts map[attemptKey]int
 	lengths  lengthCache
+	limits   *rateLimits // nil without a RateLimit
 }
 
 // attemptKey identifies the attempts of one step of one session.
@@ -72,7 +75,7 @@ func New(opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Model{opts: opts, attempts: map[attemptKey]int{}}
+	return &Model{opts: opts, attempts: map[attemptKey]int{}, limits: newRateLimits(opts.RateLimit, opts.Now())}
 }
 
 // Stream answers req in-process. The sequence holds what a correct decoder of the
