@@ -148,6 +148,8 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, o opts) {
 		d.integer(n, v, path, o)
 	case reflect.Float64:
 		d.float(n, v, path, o)
+	case reflect.Bool:
+		d.boolean(n, v, path, o)
 	default:
 		panic(fmt.Sprintf("jobs: no decoder for %s", v.Type()))
 	}

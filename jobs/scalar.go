@@ -52,8 +52,8 @@ func parseDuration(s, limit string) (time.Duration, string) {
 	return d, ""
 }
 
-// setText sets v (a settings field: a pointer to a string, enum, integer, number or
-// duration) from the text s, as a matrix value does. It returns why s does not fit,
+// setText sets v (a settings field: a pointer to a string, enum, integer, number,
+// boolean or duration) from the text s, as a matrix value does. It returns why s does not fit,
 // as a message that may hold valueMark, or "".
 func (d *decoder) setText(v reflect.Value, s string, o opts) string {
 	if v.Type() == durationType {
@@ -93,6 +93,12 @@ func (d *decoder) setText(v reflect.Value, s string, o opts) string {
 			return msg
 		}
 		v.SetFloat(f)
+	case reflect.Bool:
+		b, ok := parseBool(s)
+		if !ok {
+			return valueMark + " is not true or false"
+		}
+		v.SetBool(b)
 	default:
 		return "not a scalar setting"
 	}
@@ -227,6 +233,42 @@ func (d *decoder) integer(n *yaml.Node, v reflect.Value, path string, o opts) {
 		return
 	}
 	v.SetInt(i)
+}
+
+// parseBool reads the text of a boolean: true or false, as YAML 1.2 writes them.
+func parseBool(s string) (value, ok bool) {
+	switch strings.TrimSpace(s) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// boolean decodes a YAML boolean, or a ${VAR} string that expands to one, into v.
+func (d *decoder) boolean(n *yaml.Node, v reflect.Value, path string, o opts) {
+	var b bool
+	switch {
+	case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!bool":
+		if err := n.Decode(&b); err != nil {
+			d.ps.add(posOf(n), path, "invalid boolean %s", n.Value)
+			return
+		}
+	case isVarString(n):
+		s, _, ok := d.text(n, path, o)
+		if !ok {
+			return
+		}
+		if b, ok = parseBool(s); !ok {
+			d.ps.add(posOf(n), path, "%q does not expand to true or false", n.Value)
+			return
+		}
+	default:
+		d.typeErr(n, path, "true or false")
+		return
+	}
+	v.SetBool(b)
 }
 
 func checkInt(i int64, limit string) string {

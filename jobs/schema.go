@@ -94,6 +94,8 @@ func schemaOf(t reflect.Type, o opts) *obj {
 			s.set("minimum", 0)
 		}
 		return orVar(s)
+	case reflect.Bool:
+		return orVar(newObj().set("type", "boolean"))
 	case reflect.Float64:
 		s := newObj().set("type", "number")
 		switch o.limit {

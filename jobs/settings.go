@@ -118,6 +118,9 @@ func resolve(st Settings, dir string) Resolved {
 	if st.Script != nil {
 		r.Script = under(dir, *st.Script)
 	}
+	if c := st.Cache; c != nil && c.Prime != nil {
+		r.Cache.NoPrime = !*c.Prime
+	}
 	return r
 }
 

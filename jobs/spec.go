@@ -83,6 +83,12 @@ type Settings struct {
 	MaxContext  *int               `yaml:"max_context" limit:"positive" doc:"Context window in tokens that triggers compaction (default: the model's)."`
 	Skills      []string           `yaml:"skills" pattern:"^[A-Za-z0-9][A-Za-z0-9._-]*$" doc:"Skills (SKILL.md directories) loaded into the system prompt by name."`
 	Script      *string            `yaml:"script" doc:"Script file of the scripted provider, relative to the spec file's directory."`
+	Cache       *CacheSettings     `yaml:"cache" doc:"Prompt caching across the sessions of a run."`
+}
+
+// CacheSettings are the prompt-cache settings as written; nil means absent.
+type CacheSettings struct {
+	Prime *bool `yaml:"prime" doc:"Sessions that start together with the same system prompt and tools, model and endpoint wait until the first of them has begun its answer, so that it alone writes the provider's prompt cache and the others read it (default true)."`
 }
 
 // BudgetSettings are per-session limits as written; nil means absent.
@@ -136,6 +142,13 @@ type Limits struct {
 	MaxToolInputBytes int64 `json:"max_tool_input_bytes,omitempty"`
 }
 
+// Cache is a resolved prompt-cache configuration. Its zero value is the default, so a
+// spec without cache settings keeps the digest it had before they existed.
+type Cache struct {
+	// NoPrime turns priming off (cache: {prime: false}).
+	NoPrime bool `json:"no_prime,omitempty"`
+}
+
 // Workspace is a resolved workspace: an absolute directory and a mode.
 type Workspace struct {
 	Dir  string        `json:"dir"`
@@ -187,8 +200,9 @@ type Resolved struct {
 	Sandbox Sandbox `json:"sandbox,omitzero"`
 	Network Network `json:"network,omitzero"`
 	Budget  Budget  `json:"budget"`
-	// Limits is left out of the JSON when zero.
+	// Limits and Cache are left out of the JSON when zero.
 	Limits  Limits `json:"limits,omitzero"`
+	Cache   Cache  `json:"cache,omitzero"`
 	Retries int    `json:"retries"`
 	// Workspace.Dir is absolute.
 	Workspace Workspace `json:"workspace"`

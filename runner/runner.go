@@ -211,6 +211,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		results: make([]*protocol.Result, len(plan.Run)),
 		budget:  newRunBudget(spec.Budget),
 		lines:   jobLines(spec),
+		primer:  newPrimer(r.opts.Now),
 	}
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
@@ -281,6 +282,7 @@ type runState struct {
 	subAgents chan struct{}
 	progress  *progress
 	lines     map[string]int // job id: its line in the spec file
+	primer    *primer        // writes each shared prompt prefix to the provider's cache once
 	// gitMu serializes changes to git worktrees.
 	gitMu sync.Mutex
 	// prices caches the price lookups of the run's models.

@@ -281,6 +281,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		}
 		return r.redact(e), partial, false
 	}
+	protocol.NoticeStart(ctx) // the answer has begun
 	head := &headReader{r: &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity, timer: timer}}
 	dec := c.dialect.NewDecoder(head)
 	lim := req.Limits.WithDefaults()

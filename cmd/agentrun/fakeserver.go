@@ -16,7 +16,8 @@ import (
 )
 
 const fakeSynopsis = `agentrun fake-server [--addr 127.0.0.1:8089] [--script NAME=FILE]... [--default-script FILE]
-                       [--first-byte DURATION] [--chunk-delay DURATION] [--rpm N] [--tpm N] [--rate-window DURATION]`
+                       [--first-byte DURATION] [--chunk-delay DURATION] [--rpm N] [--tpm N] [--rate-window DURATION]
+                       [--cache-ttl DURATION]`
 
 const fakeExamples = `  agentrun fake-server --addr 127.0.0.1:8089 &
   ANTHROPIC_BASE_URL=http://127.0.0.1:8089/v1 ANTHROPIC_API_KEY=test agentrun run my-jobs.yaml
@@ -35,6 +36,7 @@ func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 	rpm := fs.Int("rpm", 0, "requests per minute allowed, with rate-limit headers and 429s past it (0: no limit)")
 	tpm := fs.Int("tpm", 0, "input tokens per minute allowed, likewise (0: no limit)")
 	window := fs.Duration("rate-window", 0, "how much of the --rpm and --tpm limits a full bucket holds, as time (default 1m)")
+	cacheTTL := fs.Duration("cache-ttl", 0, "model Anthropic's prompt cache, entries living this long (0: no cache; the API's is 5m)")
 	pos, err := a.parse(fs, fakeSynopsis, fakeExamples, args)
 	if err != nil {
 		return err
@@ -43,7 +45,8 @@ func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 		return usagef("fake-server: unexpected argument %q", pos[0])
 	}
 	opts := scripted.Options{Scripts: map[string]*scripted.Script{}, FirstByte: *firstByte, ChunkDelay: *chunkDelay,
-		RateLimit: scripted.RateLimit{RequestsPerMinute: *rpm, TokensPerMinute: *tpm, Window: *window}}
+		RateLimit:   scripted.RateLimit{RequestsPerMinute: *rpm, TokensPerMinute: *tpm, Window: *window},
+		PromptCache: scripted.PromptCache{TTL: *cacheTTL}}
 	for _, s := range scripts {
 		name, file, ok := strings.Cut(s, "=")
 		if !ok || name == "" || file == "" {

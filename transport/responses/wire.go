@@ -15,6 +15,7 @@ type request struct {
 	ToolChoice      string      `json:"tool_choice,omitempty"`
 	MaxOutputTokens int         `json:"max_output_tokens,omitempty"`
 	Reasoning       *reasoning  `json:"reasoning,omitempty"`
+	PromptCacheKey  string      `json:"prompt_cache_key,omitempty"`
 	Stream          bool        `json:"stream"`
 }
 

@@ -48,6 +48,8 @@ type Options struct {
 	Now func() time.Time
 	// RateLimit is what the HTTP form allows per minute [none].
 	RateLimit RateLimit
+	// PromptCache models Anthropic's prompt cache in the HTTP form [none].
+	PromptCache PromptCache
 }
 
 // Model is the scripted model. It is safe for concurrent use by many sessions.
@@ -57,7 +59,8 @@ type Model struct {
 	mu       sync.Mutex
 	attempts map[attemptKey]int
 	lengths  lengthCache
-	limits   *rateLimits // nil without a RateLimit
+	limits   *rateLimits  // nil without a RateLimit
+	cache    *promptCache // nil without a PromptCache
 }
 
 // attemptKey identifies the attempts of one step of one session.
@@ -75,7 +78,8 @@ func New(opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Model{opts: opts, attempts: map[attemptKey]int{}, limits: newRateLimits(opts.RateLimit, opts.Now())}
+	return &Model{opts: opts, attempts: map[attemptKey]int{}, limits: newRateLimits(opts.RateLimit, opts.Now()),
+		cache: newPromptCache(opts.PromptCache)}
 }
 
 // Stream answers req in-process. The sequence holds what a correct decoder of the
