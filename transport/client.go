@@ -319,13 +319,14 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 // pacing: a token for every four bytes of its body.
 func estimateTokens(r *http.Request) int64 { return max(r.ContentLength, 0) / 4 }
 
-// outcome is how an attempt ended for its limiter: a rate limit or an overload
-// (also mid-stream) shrinks the endpoint's in-flight limit.
+// outcome is how an attempt ended for its limiter: a rate limit shrinks the endpoint's
+// in-flight limit. An overload does not: it says the provider is busy, not that this
+// client sends too much, and the pause it causes already holds everyone back.
 func outcome(err *Error, stopped bool) Outcome {
 	switch {
 	case err == nil && !stopped:
 		return Succeeded
-	case err != nil && (err.Kind == protocol.ErrRateLimit || err.Kind == protocol.ErrOverloaded):
+	case err != nil && err.Kind == protocol.ErrRateLimit:
 		return RateLimited
 	}
 	return Unjudged

@@ -18,9 +18,11 @@ import (
 //     buckets, requests and tokens, and a request starts only once both hold enough:
 //     requests are paced before the limit is hit rather than after.
 //   - The number of requests in flight adapts (AIMD): unbounded until the first rate
-//     limit or overload, it is then halved on each one (once for each round of
-//     requests, not once per failing request of the same burst) and grows by one
-//     for every window of successes while it binds.
+//     limit, it is then halved on each one (once for each round of requests, not once
+//     per failing request of the same burst) and grows back on successes while it
+//     binds: by one for each success (doubling every round) up to half the largest
+//     window a rate limit ever cut, so that a storm of 429s does not leave it at one
+//     for long, then by one for every window of successes.
 //
 // A nil *Limiter admits everything at once. It is safe for concurrent use.
 type Limiter struct {
@@ -36,9 +38,14 @@ type Limiter struct {
 	spent            int64  // tokens those requests were estimated at
 	synced           uint64 // the admission whose headers the buckets last took
 
-	window   float64 // the AIMD in-flight limit; 0 before the first cut (unbounded)
-	inflight int
-	cutAfter uint64 // requests admitted up to this one belong to the last cut's round
+	window    float64 // the AIMD in-flight limit; 0 before the first cut (unbounded)
+	threshold float64 // below it, the window grows by one per success
+	inflight  int
+	cutAfter  uint64 // requests admitted up to this one belong to the last cut's round
+	// fullAt is the last admission at which the window was full (or held a request
+	// back): the successes of requests admitted up to then say a larger window would be
+	// used, and grow it.
+	fullAt uint64
 
 	queue     []*waiter
 	paced     time.Duration // total time the head of the queue was held by pacing or the window
@@ -118,6 +125,7 @@ func (l *Limiter) delay(now time.Time, tokens int64) (d time.Duration, known, he
 		return l.until.Sub(now), true, false
 	}
 	if l.window > 0 && l.inflight >= l.maxInflight() {
+		l.fullAt = l.admitted
 		return announceEvery, false, true
 	}
 	d = max(l.requests.wait(now, 1), l.tokens.wait(now, float64(tokens)))
@@ -135,6 +143,9 @@ func (l *Limiter) admit(now time.Time, w *waiter) *Slot {
 	l.admitted++
 	l.spent += w.tokens
 	l.inflight++
+	if l.window > 0 && l.inflight >= l.maxInflight() {
+		l.fullAt = l.admitted
+	}
 	l.wakeHead()
 	if len(l.queue) == 0 {
 		l.hold(now, false)
@@ -243,7 +254,7 @@ type Outcome int
 const (
 	// Succeeded is a success: it grows the in-flight limit while that binds.
 	Succeeded Outcome = iota + 1
-	// RateLimited is a rate limit or an overload: it shrinks the in-flight limit.
+	// RateLimited is a rate limit: it shrinks the in-flight limit.
 	RateLimited
 	// Unjudged is any other end (another failure, a consumer that stopped reading),
 	// which says nothing about the endpoint's capacity.
@@ -295,15 +306,20 @@ func (s *Slot) End(o Outcome) {
 		// One cut per round: the requests admitted before the last cut met the same
 		// congestion, and the cut already answered it.
 		if s.seq > l.cutAfter {
-			if l.window == 0 {
-				l.window = max(1, float64(l.inflight)/2)
-			} else {
-				l.window = max(1, l.window/2)
+			from := l.window
+			if from == 0 {
+				from = float64(l.inflight)
 			}
+			l.window = max(1, from/2)
+			l.threshold = max(l.threshold, from/2)
 			l.cutAfter = l.admitted
 		}
 	case Succeeded:
-		if l.window > 0 && l.inflight >= l.maxInflight() {
+		switch {
+		case l.window == 0 || s.seq > l.fullAt:
+		case l.window < l.threshold:
+			l.window = min(l.window+1, l.threshold)
+		default:
 			l.window += 1 / l.window // a whole request more once a window of them succeeded
 		}
 	case Unjudged:

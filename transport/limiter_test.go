@@ -113,36 +113,47 @@ func TestLimiterNil(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-// TestLimiterAIMD plays a scripted pattern of outcomes and checks the in-flight limit
-// after each step: unbounded until the first rate limit, halved once per round of
-// requests, grown by one per window of successes while it binds, and binding.
+// TestLimiterAIMD plays a scripted pattern of rate limits and successes and checks the
+// in-flight limit after each step: unbounded until the first rate limit, halved once
+// per round of requests, grown back by one per success up to half the largest window
+// cut (slow start) and by one per window of successes above it, never below one, and
+// holding requests back while full.
 func TestLimiterAIMD(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := transport.NewLimiter(nil)
-		var slots []*transport.Slot
-		for range 8 {
-			slots = append(slots, acquire(t, l, 0)) // no limit yet: all eight at once
+		take := func(n int) []*transport.Slot {
+			var out []*transport.Slot
+			for range n {
+				out = append(out, acquire(t, l, 0))
+			}
+			return out
 		}
+		end := func(o transport.Outcome, slots ...*transport.Slot) {
+			for _, s := range slots {
+				s.End(o)
+			}
+		}
+		first := take(8) // no limit yet: all eight at once
 		assert.Zero(t, l.Window())
 
 		// A burst of three 429s: one round, one cut, to half of the eight in flight.
-		for _, s := range slots[:3] {
-			s.End(transport.RateLimited)
-		}
+		end(transport.RateLimited, first[:3]...)
+		assert.Equal(t, 4.0, l.Window())
+		// Requests admitted before the window existed never filled it: no growth.
+		end(transport.Succeeded, first[3:]...)
 		assert.Equal(t, 4.0, l.Window())
 
-		// Five successes: the limit binds (5 and then 4 in flight for a limit of 4) on
-		// the first two, which grow it by a quarter and then by 1/4.25.
-		for _, s := range slots[3:] {
-			s.End(transport.Succeeded)
-		}
-		assert.InDelta(t, 4.25+1/4.25, l.Window(), 1e-9)
-
-		// Now at most four are in flight: the fifth waits until one ends.
-		slots = slots[:0]
+		// A round that fills the window of four grows it by about one (1/4 + 1/4.25 + …).
+		round := take(4)
+		end(transport.Succeeded, round...)
+		want := 4.0
 		for range 4 {
-			slots = append(slots, acquire(t, l, 0))
+			want += 1 / want
 		}
+		assert.InDelta(t, want, l.Window(), 1e-9)
+
+		// Full, the window holds a fifth request back until one ends.
+		round = take(4)
 		fifth := make(chan *transport.Slot)
 		go func() { fifth <- acquire(t, l, 0) }()
 		synctest.Wait()
@@ -152,24 +163,35 @@ func TestLimiterAIMD(t *testing.T) {
 		default:
 		}
 		time.Sleep(3 * time.Second)
-		slots[0].End(transport.Unjudged) // neither grows nor cuts
+		end(transport.Unjudged, round[0]) // neither grows nor cuts
 		s5 := <-fifth
-		assert.InDelta(t, 4.25+1/4.25, l.Window(), 1e-9)
+		assert.InDelta(t, want, l.Window(), 1e-9)
 		assert.Equal(t, 3*time.Second, l.Paced(), "the fifth was held by the window for 3 s")
 
-		// A 429 of a request admitted after the last cut is a new round: cut again.
-		s5.End(transport.RateLimited)
-		assert.InDelta(t, (4.25+1/4.25)/2, l.Window(), 1e-9)
-		// One admitted before that cut is not.
-		slots[1].End(transport.RateLimited)
-		assert.InDelta(t, (4.25+1/4.25)/2, l.Window(), 1e-9)
+		// A 429 of a request admitted after the last cut is a new round: cut again; one
+		// admitted before that cut is not.
+		end(transport.RateLimited, s5)
+		assert.InDelta(t, want/2, l.Window(), 1e-9)
+		end(transport.RateLimited, round[1])
+		assert.InDelta(t, want/2, l.Window(), 1e-9)
+		end(transport.Unjudged, round[2:]...)
 
-		// Repeated rounds of rate limits bring it down to one, never to zero.
-		slots[2].End(transport.Unjudged)
-		slots[3].End(transport.Unjudged)
+		// A storm of rounds brings it down to one, never to zero.
 		for range 5 {
-			acquire(t, l, 0).End(transport.RateLimited)
+			end(transport.RateLimited, take(1)...)
 		}
 		assert.Equal(t, 1.0, l.Window())
+
+		// Then it grows by one per success back to half the largest window cut (the eight
+		// in flight at the first 429), and by about one per window of successes above it;
+		// a round that does not fill the window does not grow it.
+		end(transport.Succeeded, take(1)...)
+		assert.Equal(t, 2.0, l.Window())
+		end(transport.Succeeded, take(2)...)
+		assert.Equal(t, 4.0, l.Window(), "slow start stops at the threshold")
+		end(transport.Succeeded, take(2)...)
+		assert.Equal(t, 4.0, l.Window(), "two in flight of four")
+		end(transport.Succeeded, take(4)...)
+		assert.InDelta(t, want, l.Window(), 1e-9)
 	})
 }
