@@ -52,6 +52,19 @@ func TestInheritance(t *testing.T) {
 			job:      []string{"budget: {max_tokens: 1000}"},
 			want:     func(r *Resolved, _ string) { r.Budget = Budget{MaxCostUSD: 2.5, MaxTokens: 1000} },
 		},
+		"cache priming off, and back on in a job": {
+			defaults: []string{"cache: {prime: false}"},
+			job:      []string{"cache: {prime: true}"},
+			want:     func(*Resolved, string) {},
+		},
+		"cache priming from the matrix": {
+			job:  []string{"matrix: {cache.prime: [false]}"},
+			want: func(r *Resolved, _ string) { r.Cache = Cache{NoPrime: true} },
+		},
+		"cache priming off in a job": {
+			job:  []string{"cache: {prime: false}"},
+			want: func(r *Resolved, _ string) { r.Cache = Cache{NoPrime: true} },
+		},
 		"limits merge per field": {
 			defaults: []string{"limits: {max_response_bytes: 1048576}"},
 			job:      []string{"limits: {max_tool_input_bytes: 65536}"},
@@ -223,6 +236,7 @@ func TestInheritanceOfEveryField(t *testing.T) {
 		"sandbox":      {"{level: strict}", "{level: off}"},
 		"network":      {"{allow: [a.example]}", "{allow: [b.example]}"},
 		"mcp_servers":  {"{a: {command: one}}", "{a: {command: two}}"},
+		"cache":        {"{prime: false}", "{prime: true}"},
 	}
 	for _, f := range fieldsOf(settingsType) {
 		t.Run(f.name, func(t *testing.T) {

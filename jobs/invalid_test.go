@@ -506,6 +506,16 @@ func TestParseInvalid(t *testing.T) {
 			wantLine: 5, wantCol: 24, wantField: "jobs[0].thinking.effort", wantMsg: `unknown effort "extreme"`,
 		},
 		{
+			name:     "cache prime not a boolean",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    cache: {prime: yes}"),
+			wantLine: 5, wantCol: 20, wantField: "jobs[0].cache.prime", wantMsg: `want true or false, got the string "yes"`,
+		},
+		{
+			name:     "cache prime matrix value not a boolean",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    matrix: {cache.prime: [maybe]}"),
+			wantLine: 5, wantCol: 28, wantField: "jobs[0].matrix.cache.prime[0]", wantMsg: `"maybe" is not true or false`,
+		},
+		{
 			name:     "bad workspace mode",
 			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    workspace: {mode: clone}"),
 			wantLine: 5, wantCol: 23, wantField: "jobs[0].workspace.mode", wantMsg: `unknown workspace mode "clone"; want one of shared, copy, worktree`,

@@ -52,8 +52,8 @@ func parseDuration(s, limit string) (time.Duration, string) {
 	return d, ""
 }
 
-// setText sets v (a settings field: a pointer to a string, enum, integer, number or
-// duration) from the text s, as a matrix value does. It returns why s does not fit,
+// setText sets v (a settings field: a pointer to a string, enum, integer, number,
+// boolean or duration) from the text s, as a matrix value does. It returns why s does not fit,
 // as a message that may hold valueMark, or "".
 func (d *decoder) setText(v reflect.Value, s string, o opts) string {
 	if v.Type() == durationType {
@@ -93,6 +93,12 @@ func (d *decoder) setText(v reflect.Value, s string, o opts) string {
 			return msg
 		}
 		v.SetFloat(f)
+	case reflect.Bool:
+		b, ok := parseBool(s)
+		if !ok {
+			return valueMark + " is not true or false"
+		}
+		v.SetBool(b)
 	default:
 		return "not a scalar setting"
 	}
@@ -264,6 +270,18 @@ func (d *decoder) integer(n *yaml.Node, v reflect.Value, path string, o opts) {
 	}
 	v.SetInt(i)
 }
+
+// parseBool reads the text of a boolean: true or false, as YAML 1.2 writes them.
+func parseBool(s string) (value, ok bool) {
+	switch strings.TrimSpace(s) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
 
 func checkInt(i int64, limit string) string {
 	switch {

@@ -119,6 +119,9 @@ func resolve(st Settings, dir string) Resolved {
 		r.Script = under(dir, *st.Script)
 	}
 	r.MCPServers = resolveMCP(st.MCPServers)
+	if c := st.Cache; c != nil && c.Prime != nil {
+		r.Cache.NoPrime = !*c.Prime
+	}
 	return r
 }
 

@@ -87,6 +87,12 @@ type Settings struct {
 	// MCPServers are connected at session start; their tools are offered as
 	// mcp__<server>__<tool>.
 	MCPServers map[string]MCPServerSettings `yaml:"mcp_servers" keys:"mcpname" doc:"MCP tool servers by name, connected at session start; their tools are offered as mcp__<name>__<tool>. A job's entry replaces the defaults' entry of the same name; enabled: false turns one off."`
+	Cache      *CacheSettings                `yaml:"cache" doc:"Prompt caching across the sessions of a run."`
+}
+
+// CacheSettings are the prompt-cache settings as written; nil means absent.
+type CacheSettings struct {
+	Prime *bool `yaml:"prime" doc:"Sessions that start together with the same system prompt and tools, model and endpoint wait until the first of them has begun its answer, so that it alone writes the provider's prompt cache and the others read it (default true)."`
 }
 
 // BudgetSettings are per-session limits as written; nil means absent.
@@ -145,6 +151,13 @@ type Limits struct {
 	MaxToolInputBytes int64 `json:"max_tool_input_bytes,omitempty"`
 }
 
+// Cache is a resolved prompt-cache configuration. Its zero value is the default, so a
+// spec without cache settings keeps the digest it had before they existed.
+type Cache struct {
+	// NoPrime turns priming off (cache: {prime: false}).
+	NoPrime bool `json:"no_prime,omitempty"`
+}
+
 // Workspace is a resolved workspace: an absolute directory and a mode.
 type Workspace struct {
 	Dir  string        `json:"dir"`
@@ -196,8 +209,9 @@ type Resolved struct {
 	Sandbox Sandbox `json:"sandbox,omitzero"`
 	Network Network `json:"network,omitzero"`
 	Budget  Budget  `json:"budget"`
-	// Limits is left out of the JSON when zero.
+	// Limits and Cache are left out of the JSON when zero.
 	Limits  Limits `json:"limits,omitzero"`
+	Cache   Cache  `json:"cache,omitzero"`
 	Retries int    `json:"retries"`
 	// Workspace.Dir is absolute.
 	Workspace Workspace `json:"workspace"`

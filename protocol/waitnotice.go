@@ -20,3 +20,20 @@ func NoticeWait(ctx context.Context, d time.Duration) {
 		fn(d)
 	}
 }
+
+type startNoticeKey struct{}
+
+// WithStartNotice returns a context carrying fn, which a provider calls through
+// NoticeStart once the answer to a request has begun (the response's headers have
+// arrived), before its first message: the moment a provider's prompt cache written by
+// that request becomes readable to others.
+func WithStartNotice(ctx context.Context, fn func()) context.Context {
+	return context.WithValue(ctx, startNoticeKey{}, fn)
+}
+
+// NoticeStart tells the function ctx carries, if any, that an answer has begun.
+func NoticeStart(ctx context.Context) {
+	if fn, ok := ctx.Value(startNoticeKey{}).(func()); ok {
+		fn()
+	}
+}

@@ -63,6 +63,7 @@ func Merge(out string, dirs []string) (*Summary, error) {
 		}
 		merged.Totals.ThrottledMS += so.sum.Totals.ThrottledMS
 		merged.Totals.ThrottlePauses += so.sum.Totals.ThrottlePauses
+		merged.Totals.PacedMS += so.sum.Totals.PacedMS
 		merged.Totals.BudgetExhausted = merged.Totals.BudgetExhausted || so.sum.Totals.BudgetExhausted
 		for _, r := range so.sum.Sessions {
 			dir := filepath.Join(so.dir, filepath.FromSlash(r.folder()))

@@ -175,7 +175,13 @@ type overHTTP struct {
 
 func newOverHTTP(t testing.TB, scripts map[string]*scripted.Script) *overHTTP {
 	t.Helper()
-	srv := httptest.NewServer(scripted.New(scripted.Options{Scripts: scripts}).Handler())
+	return newOverHTTPWith(t, scripted.Options{Scripts: scripts})
+}
+
+// newOverHTTPWith serves the scripted model of opts.
+func newOverHTTPWith(t testing.TB, opts scripted.Options) *overHTTP {
+	t.Helper()
+	srv := httptest.NewServer(scripted.New(opts).Handler())
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 128
 	p := &overHTTP{url: srv.URL + "/v1", http: &http.Client{Transport: tr}, limiter: transport.NewLimiter(nil),
@@ -215,6 +221,9 @@ func (p *overHTTP) Provider(s jobs.Session, activity func()) (agent.Provider, ru
 
 // Throttled reports the shared limiter's pauses, as cmd/agentrun's providers do.
 func (p *overHTTP) Throttled() (time.Duration, int) { return p.limiter.Throttled() }
+
+// Paced reports how long the shared limiter held requests back.
+func (p *overHTTP) Paced() time.Duration { return p.limiter.Paced() }
 
 // writeSpec writes a job spec into dir and loads it.
 func writeSpec(t testing.TB, dir, yaml string) *jobs.Spec {

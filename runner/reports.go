@@ -105,6 +105,9 @@ func (s *Summary) Markdown() string {
 		fmt.Fprintf(&b, "Providers throttled the run for %s (%d pauses).\n\n",
 			duration(s.Totals.ThrottledMS), s.Totals.ThrottlePauses)
 	}
+	if s.Totals.PacedMS > 0 {
+		fmt.Fprintf(&b, "Requests were paced for %s to stay within the providers' rate limits.\n\n", duration(s.Totals.PacedMS))
+	}
 	if s.Totals.BudgetExhausted {
 		b.WriteString("The run-level budget was exhausted: some sessions were stopped or not started.\n\n")
 	}

@@ -99,6 +99,8 @@ type Options struct {
 	Providers Providers
 	// Throttled reports how long providers were paused by rate limits.
 	Throttled func() (time.Duration, int)
+	// Paced reports how long requests were held back by the providers' limiters.
+	Paced func() time.Duration
 	// Secrets are values to redact everywhere (API keys); the sessions' own secrets
 	// (named in the spec) are added.
 	Secrets []string
@@ -237,6 +239,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		results: make([]*protocol.Result, len(plan.Run)),
 		budget:  newRunBudget(spec.Budget),
 		lines:   jobLines(spec),
+		primer:  newPrimer(r.opts.Now),
 	}
 	if len(plan.Resolved) == len(plan.Run) {
 		st.resolved = make(map[string]ProviderInfo, len(plan.Run))
@@ -318,6 +321,7 @@ type runState struct {
 	subAgents chan struct{}
 	progress  *progress
 	lines     map[string]int // job id: its line in the spec file
+	primer    *primer        // writes each shared prompt prefix to the provider's cache once
 	// gitMu serializes changes to git worktrees.
 	gitMu sync.Mutex
 	// prices caches the price lookups of the run's models.
@@ -342,6 +346,9 @@ func (st *runState) summary(start, end time.Time) *Summary {
 		throttled, pauses = st.r.opts.Throttled()
 	}
 	sum := newSummary(st.spec, st.plan, all, start, end, throttled, pauses, st.budget.refusedAny())
+	if st.r.opts.Paced != nil {
+		sum.Totals.PacedMS = st.r.opts.Paced().Milliseconds()
+	}
 	sum.Version = st.r.opts.Version
 	sum.warn(st.r.opts.Warnings)
 	return sum

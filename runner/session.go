@@ -237,7 +237,7 @@ func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionI
 		MCPServers: servers.Statuses(),
 	}
 	deps := agent.Deps{
-		Provider: watched{Provider: provider, watch: watch}, Sink: arts, Store: store, Now: o.Now,
+		Provider: watched{Provider: st.primer.wrap(provider, info, s), watch: watch}, Sink: arts, Store: store, Now: o.Now,
 		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, Groups: o.Groups, SubAgentSlots: st.subAgents,
 		Tools: sb.client, Servers: ServerTools(servers),
 	}

@@ -56,6 +56,9 @@ type Totals struct {
 	// ThrottledMS is how long providers were paused by rate limits and overloads.
 	ThrottledMS    int64 `json:"throttled_ms"`
 	ThrottlePauses int   `json:"throttle_pauses"`
+	// PacedMS is how long requests were held back to stay within the providers' rate
+	// limits (their rate-limit headers) and the in-flight limit a 429 shrinks.
+	PacedMS int64 `json:"paced_ms"`
 	// BudgetExhausted is true when the run-level budget stopped or refused sessions.
 	BudgetExhausted bool `json:"budget_exhausted"`
 }

@@ -178,10 +178,6 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 	return func(yield func(protocol.Message) bool) {
 		var waited time.Duration
 		for attempt := 1; ; attempt++ {
-			if err := c.opts.Limiter.Wait(ctx); err != nil {
-				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
-				return
-			}
 			te, partial, stopped := c.attempt(ctx, req, yield)
 			if stopped || te == nil {
 				return
@@ -249,10 +245,10 @@ func (c *Client) retryDelay(te *Error, attempt int, waited time.Duration) (time.
 	return delay, true
 }
 
-// attempt makes one HTTP request and yields its messages. stopped means the consumer
-// asked to stop. The error is classified, and the credentials the request carried are
-// redacted from its message; partial is the usage a failed stream reported before it
-// failed (see PartialUsager).
+// attempt makes one HTTP request, admitted by the limiter, and yields its messages.
+// stopped means the consumer asked to stop. The error is classified, and the
+// credentials the request carried are redacted from its message; partial is the usage
+// a failed stream reported before it failed (see PartialUsager).
 func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(protocol.Message) bool) (err *Error, partial protocol.Usage, stopped bool) {
 	if c.local != nil {
 		return c.localAttempt(ctx, req, yield)
@@ -266,6 +262,12 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	if req.Parent != "" && validHeaderValue(req.Parent) {
 		hreq.Header.Set(protocol.ParentHeader, req.Parent)
 	}
+	slot, aerr := c.opts.Limiter.Acquire(ctx, estimateTokens(hreq))
+	if aerr != nil {
+		ce := protocol.CancelError(ctx)
+		return &Error{Kind: ce.Kind, Message: ce.Message, ShouldRetry: -1}, partial, false
+	}
+	defer func() { slot.End(outcome(err, stopped)) }()
 	r := newRedactor(hreq)
 	// The idle timer runs from the start: a server that accepts the request and then
 	// sends nothing, not even headers, is as silent as a stalled body.
@@ -278,6 +280,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	}
 	defer resp.Body.Close()
 	c.opts.Activity()
+	slot.Observe(resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := c.responseError(resp, c.dialect.ErrorMessage)
 		if resp.StatusCode == http.StatusNotFound {
@@ -285,6 +288,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 		}
 		return r.redact(e), partial, false
 	}
+	protocol.NoticeStart(ctx) // the answer has begun
 	head := &headReader{r: &idleReader{r: resp.Body, idle: c.opts.IdleTimeout, activity: c.opts.Activity, timer: timer}}
 	dec := c.dialect.NewDecoder(head)
 	lim := req.Limits.WithDefaults()
@@ -349,6 +353,23 @@ func countResponse(size *int64, m protocol.Message, lim protocol.Limits) *Error 
 		return TooLarge("text and thinking", lim.MaxResponseBytes, "max_response_bytes")
 	}
 	return nil
+}
+
+// estimateTokens guesses what a request counts against a tokens-per-minute limit, for
+// pacing: a token for every four bytes of its body.
+func estimateTokens(r *http.Request) int64 { return max(r.ContentLength, 0) / 4 }
+
+// outcome is how an attempt ended for its limiter: a rate limit shrinks the endpoint's
+// in-flight limit. An overload does not: it says the provider is busy, not that this
+// client sends too much, and the pause it causes already holds everyone back.
+func outcome(err *Error, stopped bool) Outcome {
+	switch {
+	case err == nil && !stopped:
+		return Succeeded
+	case err != nil && err.Kind == protocol.ErrRateLimit:
+		return RateLimited
+	}
+	return Unjudged
 }
 
 // partial returns the usage dec reported before it failed, if it can tell.

@@ -2,15 +2,25 @@ package transport_test
 
 import (
 	"context"
+	"net/http"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/transport"
 )
+
+// acquire takes a slot that must be granted.
+func acquire(t *testing.T, l *transport.Limiter, tokens int64) *transport.Slot {
+	t.Helper()
+	s, err := l.Acquire(context.Background(), tokens)
+	require.NoError(t, err)
+	return s
+}
 
 func TestLimiterPauseUnion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
@@ -28,7 +38,7 @@ func TestLimiterPauseUnion(t *testing.T) {
 		assert.Equal(t, 2, pauses)
 
 		start := time.Now()
-		assert.NoError(t, l.Wait(context.Background()))
+		acquire(t, l, 0).End(transport.Succeeded)
 		assert.Equal(t, time.Second, time.Since(start), "waits until the end of the extended pause")
 
 		time.Sleep(2 * time.Second)
@@ -42,6 +52,7 @@ func TestLimiterPauseUnion(t *testing.T) {
 		throttled, pauses = l.Throttled()
 		assert.Equal(t, 2500*time.Millisecond, throttled, "zero and negative pauses change nothing")
 		assert.Equal(t, 3, pauses)
+		assert.Zero(t, l.Paced(), "a pause is throttled time, not paced time")
 	})
 }
 
@@ -54,7 +65,7 @@ func TestLimiterWaitersShareThePause(t *testing.T) {
 		var waited [3]time.Duration
 		for i := range waited {
 			wg.Go(func() {
-				assert.NoError(t, l.Wait(context.Background()))
+				acquire(t, l, 0).End(transport.Succeeded)
 				waited[i] = time.Since(start)
 			})
 		}
@@ -65,26 +76,122 @@ func TestLimiterWaitersShareThePause(t *testing.T) {
 	})
 }
 
-func TestLimiterWaitCancelled(t *testing.T) {
+func TestLimiterAcquireCancelled(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		l := transport.NewLimiter(nil)
 		l.Pause(time.Minute)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		start := time.Now()
-		assert.ErrorIs(t, l.Wait(ctx), context.DeadlineExceeded)
+		s, err := l.Acquire(ctx, 0)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Nil(t, s)
 		assert.Equal(t, 10*time.Second, time.Since(start))
+
+		// The cancelled waiter left the queue: the next one is not stuck behind it.
+		time.Sleep(time.Minute)
+		acquire(t, l, 0).End(transport.Succeeded)
+		assert.Equal(t, 70*time.Second, time.Since(start))
 	})
 }
 
 func TestLimiterNil(t *testing.T) {
 	var l *transport.Limiter
 	l.Pause(time.Hour)
-	assert.NoError(t, l.Wait(context.Background()))
+	s, err := l.Acquire(context.Background(), 100)
+	assert.NoError(t, err)
+	s.Observe(http.Header{"Anthropic-Ratelimit-Requests-Limit": {"1"}, "Anthropic-Ratelimit-Requests-Remaining": {"0"}})
+	s.End(transport.RateLimited)
 	throttled, pauses := l.Throttled()
 	assert.Zero(t, throttled)
 	assert.Zero(t, pauses)
+	assert.Zero(t, l.Paced())
+	assert.Zero(t, l.Window())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.ErrorIs(t, l.Wait(ctx), context.Canceled)
+	_, err = l.Acquire(ctx, 0)
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// TestLimiterAIMD plays a scripted pattern of rate limits and successes and checks the
+// in-flight limit after each step: unbounded until the first rate limit, halved once
+// per round of requests, grown back by one per success up to half the largest window
+// cut (slow start) and by one per window of successes above it, never below one, and
+// holding requests back while full.
+func TestLimiterAIMD(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := transport.NewLimiter(nil)
+		take := func(n int) []*transport.Slot {
+			var out []*transport.Slot
+			for range n {
+				out = append(out, acquire(t, l, 0))
+			}
+			return out
+		}
+		end := func(o transport.Outcome, slots ...*transport.Slot) {
+			for _, s := range slots {
+				s.End(o)
+			}
+		}
+		first := take(8) // no limit yet: all eight at once
+		assert.Zero(t, l.Window())
+
+		// A burst of three 429s: one round, one cut, to half of the eight in flight.
+		end(transport.RateLimited, first[:3]...)
+		assert.Equal(t, 4.0, l.Window())
+		// Requests admitted before the window existed never filled it: no growth.
+		end(transport.Succeeded, first[3:]...)
+		assert.Equal(t, 4.0, l.Window())
+
+		// A round that fills the window of four grows it by about one (1/4 + 1/4.25 + …).
+		round := take(4)
+		end(transport.Succeeded, round...)
+		want := 4.0
+		for range 4 {
+			want += 1 / want
+		}
+		assert.InDelta(t, want, l.Window(), 1e-9)
+
+		// Full, the window holds a fifth request back until one ends.
+		round = take(4)
+		fifth := make(chan *transport.Slot)
+		go func() { fifth <- acquire(t, l, 0) }()
+		synctest.Wait()
+		select {
+		case <-fifth:
+			t.Fatal("a fifth request started past the limit")
+		default:
+		}
+		time.Sleep(3 * time.Second)
+		end(transport.Unjudged, round[0]) // neither grows nor cuts
+		s5 := <-fifth
+		assert.InDelta(t, want, l.Window(), 1e-9)
+		assert.Equal(t, 3*time.Second, l.Paced(), "the fifth was held by the window for 3 s")
+
+		// A 429 of a request admitted after the last cut is a new round: cut again; one
+		// admitted before that cut is not.
+		end(transport.RateLimited, s5)
+		assert.InDelta(t, want/2, l.Window(), 1e-9)
+		end(transport.RateLimited, round[1])
+		assert.InDelta(t, want/2, l.Window(), 1e-9)
+		end(transport.Unjudged, round[2:]...)
+
+		// A storm of rounds brings it down to one, never to zero.
+		for range 5 {
+			end(transport.RateLimited, take(1)...)
+		}
+		assert.Equal(t, 1.0, l.Window())
+
+		// Then it grows by one per success back to half the largest window cut (the eight
+		// in flight at the first 429), and by about one per window of successes above it;
+		// a round that does not fill the window does not grow it.
+		end(transport.Succeeded, take(1)...)
+		assert.Equal(t, 2.0, l.Window())
+		end(transport.Succeeded, take(2)...)
+		assert.Equal(t, 4.0, l.Window(), "slow start stops at the threshold")
+		end(transport.Succeeded, take(2)...)
+		assert.Equal(t, 4.0, l.Window(), "two in flight of four")
+		end(transport.Succeeded, take(4)...)
+		assert.InDelta(t, want, l.Window(), 1e-9)
+	})
 }

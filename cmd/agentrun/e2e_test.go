@@ -114,11 +114,11 @@ func runArgs(spec, out string, extra ...string) []string {
 }
 
 // startFakeServer starts `agentrun fake-server` on a free loopback port with the given
-// MODEL=FILE scripts and returns its base URL; the server is stopped with SIGTERM when
-// the test ends.
-func startFakeServer(t *testing.T, scripts []string) string {
+// MODEL=FILE scripts and further flags, and returns its base URL; the server is stopped
+// with SIGTERM when the test ends.
+func startFakeServer(t *testing.T, scripts []string, flags ...string) string {
 	t.Helper()
-	var args []string
+	args := append([]string(nil), flags...)
 	for _, s := range scripts {
 		args = append(args, "--script", s)
 	}

@@ -17,13 +17,15 @@ import (
 )
 
 const fakeSynopsis = `agentrun fake-server [--addr 127.0.0.1:8089] [--spec JOBS.yaml]... [--script MODEL=FILE]...
-                       [--default-script FILE] [--first-byte DURATION] [--chunk-delay DURATION]`
+                       [--default-script FILE] [--first-byte DURATION] [--chunk-delay DURATION]
+                       [--rpm N] [--tpm N] [--rate-window DURATION] [--cache-ttl DURATION]`
 
 const fakeExamples = `  agentrun fake-server --addr 127.0.0.1:8089 &
   ANTHROPIC_BASE_URL=http://127.0.0.1:8089/v1 ANTHROPIC_API_KEY=test agentrun run my-jobs.yaml
   OPENAI_BASE_URL=http://127.0.0.1:8089/v1 agentrun run my-jobs.yaml --provider openai
   agentrun fake-server --spec my-jobs.yaml        # every session plays the script its job names
-  agentrun fake-server --script flaky=flaky.yaml  # requests with model "flaky" play flaky.yaml`
+  agentrun fake-server --script flaky=flaky.yaml  # requests with model "flaky" play flaky.yaml
+  agentrun fake-server --rpm 60 --tpm 100000      # a provider's rate limits, with its headers`
 
 func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 	fs := newFlags("fake-server")
@@ -34,6 +36,10 @@ func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 	def := fs.String("default-script", "", "script for requests that neither --spec nor --script gives one (default: the demo policy)")
 	firstByte := fs.Duration("first-byte", 0, "delay before the first byte of each response")
 	chunkDelay := fs.Duration("chunk-delay", 0, "delay between streamed chunks")
+	rpm := fs.Int("rpm", 0, "requests per minute allowed, with rate-limit headers and 429s past it (0: no limit)")
+	tpm := fs.Int("tpm", 0, "input tokens per minute allowed, likewise (0: no limit)")
+	window := fs.Duration("rate-window", 0, "how much of the --rpm and --tpm limits a full bucket holds, as time (default 1m)")
+	cacheTTL := fs.Duration("cache-ttl", 0, "model Anthropic's prompt cache, entries living this long (0: no cache; the API's is 5m)")
 	pos, err := a.parse(fs, fakeSynopsis, fakeExamples, args)
 	if err != nil {
 		return err
@@ -41,7 +47,9 @@ func (a *App) cmdFakeServer(ctx context.Context, args []string) error {
 	if len(pos) > 0 {
 		return usagef("fake-server: unexpected argument %q", pos[0])
 	}
-	opts := scripted.Options{Scripts: map[string]*scripted.Script{}, FirstByte: *firstByte, ChunkDelay: *chunkDelay}
+	opts := scripted.Options{Scripts: map[string]*scripted.Script{}, FirstByte: *firstByte, ChunkDelay: *chunkDelay,
+		RateLimit:   scripted.RateLimit{RequestsPerMinute: *rpm, TokensPerMinute: *tpm, Window: *window},
+		PromptCache: scripted.PromptCache{TTL: *cacheTTL}}
 	if opts.Sessions, err = a.sessionScripts(specs); err != nil {
 		return err
 	}

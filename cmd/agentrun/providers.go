@@ -346,6 +346,17 @@ func (p *providers) Throttled() (time.Duration, int) {
 	return total, n
 }
 
+// Paced sums the time every endpoint's limiter held requests back.
+func (p *providers) Paced() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var total time.Duration
+	for _, ep := range p.endpoints {
+		total += ep.limiter.Paced()
+	}
+	return total
+}
+
 // Close drops idle connections.
 func (p *providers) Close() {
 	p.mu.Lock()

@@ -3,79 +3,46 @@ package anthropic_test
 import (
 	"bytes"
 	"fmt"
-	"runtime"
+	"io"
 	"testing"
 
-	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport"
 	"github.com/agentrun/agentrun/transport/anthropic"
+	"github.com/agentrun/agentrun/transport/transporttest"
 )
 
-// textStream builds a realistic response: message_start, one text block of n small
-// text deltas (token-sized, some with escapes and multibyte characters, a ping every
-// hundred), then the message's end. It returns the stream and its number of events.
-func textStream(n int) ([]byte, int) {
-	words := []string{"The", " decoder", " reads", " each", " event", ",", " then", " emits", " a", " message", ".\\n",
-		" Grüße", " —", " `close(ch)`", " \"quoted\"", " 世界", " tab\\t", " 42", " tokens", " per", " second"}
+// benchStream builds the benchmark stream of transporttest.BenchStream as Anthropic
+// sends it: message_start, one text block of token-sized deltas (a ping every
+// hundred), a tool_use block whose input comes in fragments, then the message's end.
+// It returns the stream and its number of events.
+func benchStream() ([]byte, int) {
 	var b bytes.Buffer
 	events := 0
-	b.WriteString(`event: message_start
-data: {"type":"message_start","message":{"id":"msg_01HqZ4uT9vWc2sRk7LmNbX3p","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":2510,"cache_creation_input_tokens":0,"cache_read_input_tokens":18000,"output_tokens":1,"service_tier":"standard"}}}
-
-event: content_block_start
-data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}
-
-`)
-	events += 2
-	for i := range n {
-		if i%100 == 99 {
-			b.WriteString("event: ping\ndata: {\"type\": \"ping\"}\n\n")
-			events++
-		}
-		w := words[i%len(words)]
-		if i%7 == 3 {
-			w += words[(i+5)%len(words)]
-		}
-		fmt.Fprintf(&b, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"%s\"}}\n\n", jsonText(w))
+	ev := func(typ, data string) {
+		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", typ, data)
 		events++
 	}
-	b.WriteString(`event: content_block_stop
-data: {"type":"content_block_stop","index":0}
-
-event: message_delta
-data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5000}}
-
-event: message_stop
-data: {"type":"message_stop"}
-
-`)
-	return b.Bytes(), events + 3
-}
-
-// jsonText escapes the quotes of w for a JSON string; w's backslashes are already escapes.
-func jsonText(w string) string {
-	return string(bytes.ReplaceAll([]byte(w), []byte(`"`), []byte(`\"`)))
-}
-
-// BenchmarkDecode decodes and normalizes a text stream from memory.
-func BenchmarkDecode(b *testing.B) {
-	in, events := textStream(5000)
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	for b.Loop() {
-		d := anthropic.NewDecoder(bytes.NewReader(in))
-		texts := 0
-		for d.Next() {
-			if d.Message().Kind == protocol.KindText {
-				texts++
-			}
+	ev("message_start", `{"type":"message_start","message":{"id":"msg_01HqZ4uT9vWc2sRk7LmNbX3p","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":2510,"cache_creation_input_tokens":0,"cache_read_input_tokens":18000,"output_tokens":1,"service_tier":"standard"}}}`)
+	ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+	for i := range transporttest.BenchDeltas {
+		if i%100 == 99 {
+			ev("ping", `{"type": "ping"}`)
 		}
-		if d.Err() != nil || texts != 5000 {
-			b.Fatalf("texts %d, err %v", texts, d.Err())
-		}
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"`+transporttest.BenchText(i)+`"}}`)
 	}
-	runtime.ReadMemStats(&after)
-	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N*events), "allocs/event")
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*events), "ns/event")
+	ev("content_block_stop", `{"type":"content_block_stop","index":0}`)
+	ev("content_block_start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01A09q90qw90lq917835lq9","name":"write_file","input":{}}}`)
+	for range transporttest.BenchArgFragments {
+		ev("content_block_delta", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"`+transporttest.BenchArgFragment+`"}}`)
+	}
+	ev("content_block_stop", `{"type":"content_block_stop","index":1}`)
+	ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":5000}}`)
+	ev("message_stop", `{"type":"message_stop"}`)
+	return b.Bytes(), events
+}
+
+// BenchmarkDecode decodes and normalizes the benchmark stream from memory.
+func BenchmarkDecode(b *testing.B) {
+	in, events := benchStream()
+	transporttest.BenchDecode(b, in, events, func(r io.Reader) transport.Decoder { return anthropic.NewDecoder(r) })
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/jsonscan"
 	"github.com/agentrun/agentrun/transport/sse"
 )
 
@@ -43,8 +44,9 @@ type Decoder struct {
 	reason string
 
 	queue transport.Queue
-	wire  wireEvent // the event being applied, reused to spare an allocation per event
-	done  bool      // message_stop seen
+	wire  wireEvent        // the event being applied, reused to spare an allocation per event
+	scan  jsonscan.Scanner // reads the events' data
+	done  bool             // message_stop seen
 	// displaced counts blocks closed by a start at their index, whose own stops may
 	// still come (under another index).
 	displaced int
@@ -135,7 +137,7 @@ func (d *Decoder) fail(format string, args ...any) {
 func (d *Decoder) event(e sse.Event) {
 	d.wire = wireEvent{}
 	w := &d.wire
-	if err := parseEvent(e.Data, w); err != nil {
+	if err := parseEvent(&d.scan, e.Data, w); err != nil {
 		name := e.Type
 		if name == "" {
 			name = "unnamed"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/jsonscan"
 	"github.com/agentrun/agentrun/transport/openai/wire"
 	"github.com/agentrun/agentrun/transport/sse"
 )
@@ -37,6 +38,8 @@ type Decoder struct {
 	usage   protocol.Usage
 
 	limits protocol.Limits
+	scan   jsonscan.Scanner // reads the chunks
+	chunk  chunk            // the chunk being applied, reused to spare allocations
 
 	calls   []*call // open calls, in arrival order
 	byIndex map[int]*call
@@ -103,7 +106,7 @@ func (d *Decoder) step() {
 		d.end()
 		return
 	}
-	ev := d.events.Event()
+	ev := d.events.Borrow() // data valid until the next event: nothing below keeps it
 	if ev.Comment {
 		return // keep-alive (": OPENROUTER PROCESSING", ": keep-alive")
 	}
@@ -123,8 +126,8 @@ func (d *Decoder) step() {
 		d.err = transportError(eventError(data))
 		return
 	}
-	var c chunk
-	if err := json.Unmarshal(data, &c); err != nil {
+	c := &d.chunk
+	if err := parseChunk(&d.scan, data, c); err != nil {
 		d.err = &transport.Error{Kind: protocol.ErrStream,
 			Message: "decode chunk: " + wire.JSONProblem(err, "a chunk") + ": " + wire.Clip(data)}
 		return
@@ -137,9 +140,9 @@ func (d *Decoder) step() {
 	if c.Usage != nil {
 		d.usage = normalizeUsage(*c.Usage)
 	}
-	for _, ch := range c.Choices {
-		if ch.Index == 0 {
-			d.apply(ch)
+	for i := range c.Choices {
+		if c.Choices[i].Index == 0 {
+			d.apply(&c.Choices[i])
 			break
 		}
 	}
@@ -161,7 +164,7 @@ func eventError(data []byte) wire.APIError {
 }
 
 // apply queues the output of the first choice.
-func (d *Decoder) apply(ch choice) {
+func (d *Decoder) apply(ch *choice) {
 	dl := ch.Delta
 	switch {
 	case dl.ReasoningContent != "":
@@ -207,7 +210,7 @@ func (d *Decoder) addCall(index *int, id string, fn functionDelta) {
 	if c.name == "" {
 		c.name = fn.Name
 	}
-	c.args = appendArguments(c.args, fn.Arguments)
+	c.args = appendArguments(&d.scan, c.args, fn.Arguments)
 	d.last = c
 	if int64(len(c.args)) > d.limits.MaxToolInputBytes {
 		c.args = nil
@@ -247,15 +250,16 @@ func (d *Decoder) newCall(index int) *call {
 	return c
 }
 
-// appendArguments appends an arguments fragment: a JSON string is unquoted, an object
-// sent as such is taken verbatim.
-func appendArguments(dst []byte, raw json.RawMessage) []byte {
+// appendArguments appends an arguments fragment: a JSON string is unquoted (by s, which
+// must not be reading anything else), an object sent as such is taken verbatim.
+func appendArguments(s *jsonscan.Scanner, dst []byte, raw json.RawMessage) []byte {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return dst
 	}
-	if s, ok := wire.JSONString(raw); ok {
-		return append(dst, s...)
+	s.Reset(raw)
+	if t, ok := s.Text(); ok && s.End() {
+		return append(dst, t...)
 	}
 	return append(dst, raw...)
 }

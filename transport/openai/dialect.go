@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
@@ -52,6 +53,8 @@ type Config struct {
 type Dialect struct {
 	endpoint string
 	cfg      Config
+	// noCacheKey is set once the server refused prompt_cache_key.
+	noCacheKey atomic.Bool
 }
 
 var _ transport.Dialect = (*Dialect)(nil)
@@ -98,6 +101,9 @@ func (d *Dialect) body(req protocol.Request) ([]byte, error) {
 	if req.ToolChoice == protocol.ToolChoiceNone && len(cr.Tools) > 0 {
 		cr.ToolChoice = protocol.ToolChoiceNone
 	}
+	if !d.noCacheKey.Load() {
+		cr.PromptCacheKey = wire.PromptCacheKey(req.PrefixDigest())
+	}
 	if req.MaxTokens > 0 {
 		switch d.cfg.MaxTokensField {
 		case MaxTokens:
@@ -124,12 +130,20 @@ func (d *Dialect) body(req protocol.Request) ([]byte, error) {
 // NewDecoder returns a decoder of one successful streaming response body.
 func (d *Dialect) NewDecoder(body io.Reader) transport.Decoder { return NewDecoder(body) }
 
-// Relax drops reasoning_effort from a request that a server refused as bad (HTTP 400):
-// many OpenAI-compatible servers (Ollama, llama.cpp, older vLLM) reject the member
-// outright, and the answer without it is worth more than none (transport.Relaxer).
+// Relax drops a member that a server refused as bad (HTTP 400) from a request
+// (transport.Relaxer): prompt_cache_key when the error names it, for this request and
+// every later one of the dialect; else reasoning_effort, which many OpenAI-compatible
+// servers (Ollama, llama.cpp, older vLLM) reject outright. The answer without them is
+// worth more than none.
 func (d *Dialect) Relax(req protocol.Request, te *transport.Error) (protocol.Request, string, bool) {
-	effort := req.Thinking.Mode == "enabled" || req.Thinking.Mode == "adaptive"
-	if !effort || te.Status != http.StatusBadRequest {
+	if te.Status != http.StatusBadRequest {
+		return req, "", false
+	}
+	if strings.Contains(te.Message, "prompt_cache_key") && !d.noCacheKey.Load() && wire.PromptCacheKey(req.PrefixDigest()) != "" {
+		d.noCacheKey.Store(true)
+		return req, "prompt_cache_key", true
+	}
+	if req.Thinking.Mode != "enabled" && req.Thinking.Mode != "adaptive" {
 		return req, "", false
 	}
 	req.Thinking = protocol.Thinking{}

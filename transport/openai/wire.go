@@ -11,6 +11,7 @@ type chatRequest struct {
 	MaxTokens           int            `json:"max_tokens,omitempty"`
 	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
 	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	PromptCacheKey      string         `json:"prompt_cache_key,omitempty"`
 	Stream              bool           `json:"stream"`
 	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
 }
@@ -95,11 +96,13 @@ type functionDelta struct {
 }
 
 type usage struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	CompletionTokens    int64 `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
+	PromptTokens        int64         `json:"prompt_tokens"`
+	CompletionTokens    int64         `json:"completion_tokens"`
+	PromptTokensDetails *tokenDetails `json:"prompt_tokens_details"`
 	// PromptCacheHitTokens is DeepSeek's name for the cached part of PromptTokens.
 	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"`
+}
+
+type tokenDetails struct {
+	CachedTokens int64 `json:"cached_tokens"`
 }

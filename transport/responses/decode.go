@@ -2,7 +2,6 @@ package responses
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/jsonscan"
 	"github.com/agentrun/agentrun/transport/openai/wire"
 	"github.com/agentrun/agentrun/transport/sse"
 )
@@ -30,6 +30,9 @@ type Decoder struct {
 	done  bool
 
 	limits   protocol.Limits
+	scan     jsonscan.Scanner // reads the events
+	ev       event            // the event being applied, reused to spare an allocation
+	spare    spare            // what the events are read into besides ev
 	sawEvent bool
 	refused  bool
 	calls    []*fnCall // in arrival order
@@ -107,7 +110,7 @@ func (d *Decoder) step() {
 		d.end()
 		return
 	}
-	ev := d.events.Event()
+	ev := d.events.Borrow() // data valid until the next event: nothing below keeps it
 	data := bytes.TrimSpace(ev.Data)
 	if ev.Comment || len(data) == 0 || bytes.Equal(data, []byte("[DONE]")) {
 		return
@@ -116,13 +119,15 @@ func (d *Decoder) step() {
 		d.sawEvent = true
 		d.head.Stop()
 	}
-	var et eventType
-	if err := json.Unmarshal(data, &et); err != nil {
+	e := &d.ev
+	*e = event{}
+	if err := parseEvent(&d.scan, data, e, &d.spare); err != nil {
 		d.err = &transport.Error{Kind: protocol.ErrStream,
 			Message: "decode event: " + wire.JSONProblem(err, "an event") + ": " + wire.Clip(data)}
 		return
 	}
-	typ := et.Type
+	d.spare.itemID = e.ItemID
+	typ := e.Type
 	if typ == "" {
 		if e, ok := wire.ParseError(data); ok {
 			d.err = transportError(e, "error")
@@ -133,12 +138,7 @@ func (d *Decoder) step() {
 	if !handled(typ) {
 		return // built-in tool events, content parts, lifecycle events, future events
 	}
-	var e event
-	if err := json.Unmarshal(data, &e); err != nil {
-		d.err = &transport.Error{Kind: protocol.ErrStream, Message: "decode " + typ + ": " + wire.JSONProblem(err, "an event")}
-		return
-	}
-	d.apply(typ, &e)
+	d.apply(typ, e)
 }
 
 // handled reports whether the decoder reads events of type typ.

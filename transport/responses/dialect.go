@@ -58,6 +58,7 @@ func (d *Dialect) NewRequest(ctx context.Context, req protocol.Request) (*http.R
 		Tools:           convertTools(req.Tools),
 		MaxOutputTokens: req.MaxTokens,
 		Stream:          true,
+		PromptCacheKey:  wire.PromptCacheKey(req.PrefixDigest()),
 	}
 	if req.ToolChoice == protocol.ToolChoiceNone && len(r.Tools) > 0 {
 		r.ToolChoice = protocol.ToolChoiceNone

@@ -15,6 +15,7 @@ type request struct {
 	ToolChoice      string      `json:"tool_choice,omitempty"`
 	MaxOutputTokens int         `json:"max_output_tokens,omitempty"`
 	Reasoning       *reasoning  `json:"reasoning,omitempty"`
+	PromptCacheKey  string      `json:"prompt_cache_key,omitempty"`
 	Stream          bool        `json:"stream"`
 }
 
@@ -46,14 +47,11 @@ type tool struct {
 	Strict      bool            `json:"strict"`
 }
 
-// eventType is the part of every event read before its type is known.
-type eventType struct {
-	Type string `json:"type"`
-}
-
 // event holds the members of the events the decoder handles; unknown members are
-// ignored.
+// ignored. Type shadows the embedded ErrorObject's type, which no error event needs (a
+// flat error event's type is "error").
 type event struct {
+	Type         string    `json:"type"`
 	OutputIndex  *int      `json:"output_index"`
 	ItemID       string    `json:"item_id"`
 	SummaryIndex int       `json:"summary_index"`
@@ -69,12 +67,10 @@ type event struct {
 
 // response holds the members of an event's response object the decoder reads.
 type response struct {
-	Usage             *usage            `json:"usage"`
-	Error             *wire.ErrorObject `json:"error"`
-	IncompleteDetails *struct {
-		Reason string `json:"reason"`
-	} `json:"incomplete_details"`
-	MaxOutputTokens int64 `json:"max_output_tokens"`
+	Usage             *usage             `json:"usage"`
+	Error             *wire.ErrorObject  `json:"error"`
+	IncompleteDetails *incompleteDetails `json:"incomplete_details"`
+	MaxOutputTokens   int64              `json:"max_output_tokens"`
 }
 
 // atLimit reports whether a response said to be completed stopped at its output limit:
@@ -99,11 +95,17 @@ type item struct {
 }
 
 type usage struct {
-	InputTokens        int64 `json:"input_tokens"`
-	OutputTokens       int64 `json:"output_tokens"`
-	InputTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"input_tokens_details"`
+	InputTokens        int64         `json:"input_tokens"`
+	OutputTokens       int64         `json:"output_tokens"`
+	InputTokensDetails *tokenDetails `json:"input_tokens_details"`
 	// CachedTokens is where some compatible servers put the cached count.
+	CachedTokens int64 `json:"cached_tokens"`
+}
+
+type incompleteDetails struct {
+	Reason string `json:"reason"`
+}
+
+type tokenDetails struct {
 	CachedTokens int64 `json:"cached_tokens"`
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -36,7 +37,10 @@ func FuzzHandler(f *testing.F) {
 	sub, err := scripted.LoadScript("testdata/scripts/subagents.yaml")
 	require.NoError(f, err)
 	models := []*scripted.Model{scripted.New(scripted.Options{}), scripted.New(scripted.Options{Default: s}),
-		scripted.New(scripted.Options{Default: sub})}
+		scripted.New(scripted.Options{Default: sub}),
+		// the prompt cache on every prefix, and a rate limit never reached: their headers
+		scripted.New(scripted.Options{Default: s, PromptCache: scripted.PromptCache{TTL: time.Minute, MinTokens: 1},
+			RateLimit: scripted.RateLimit{RequestsPerMinute: 1 << 30, TokensPerMinute: 1 << 40}})}
 	f.Fuzz(func(t *testing.T, route uint8, parent string, body []byte) {
 		fuzzguard.Run(len(body)+len(parent), func() {
 			w := wires[int(route)%len(wires)]

@@ -95,6 +95,9 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	wr.req.Parent = r.Header.Get(protocol.ParentHeader)
+	if m.limits != nil && !m.limits.admit(w, f, int64(m.measure(wr.req)/4), m.opts.Now()) {
+		return
+	}
 	named := r.Header.Get(SessionHeader)
 	session := named
 	if session == "" {
@@ -102,6 +105,10 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		session = string(sum[:])
 	}
 	resp := m.respond(wr.req, named, func() string { return session })
+	started := func() {}
+	if f == formatAnthropic && (resp.fault == nil || resp.fault.Kind != FaultStatus) {
+		started = m.cache.account(m, body, wr.req, resp, m.opts.Now())
+	}
 	ctx := r.Context()
 	if wait(ctx, m.opts.FirstByte) != nil {
 		return
@@ -123,6 +130,7 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set(requestIDHeader(f), rid)
 	w.WriteHeader(http.StatusOK)
+	started() // the answer has begun: what it wrote to the prompt cache is readable
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w),
 		pause: func() error { return wait(ctx, m.opts.ChunkDelay) }, alive: ctx.Err}
 	m.writeStream(sw, newRenderer(f, sw, resp, wr, rid, m.opts.Now()), resp)

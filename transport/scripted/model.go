@@ -51,6 +51,10 @@ type Options struct {
 	ChunkRunes int
 	// Now is the clock behind the timestamps of the wire formats [time.Now].
 	Now func() time.Time
+	// RateLimit is what the HTTP form allows per minute [none].
+	RateLimit RateLimit
+	// PromptCache models Anthropic's prompt cache in the HTTP form [none].
+	PromptCache PromptCache
 }
 
 // Model is the scripted model. It is safe for concurrent use by many sessions.
@@ -60,6 +64,8 @@ type Model struct {
 	mu       sync.Mutex
 	attempts map[attemptKey]int
 	lengths  lengthCache
+	limits   *rateLimits  // nil without a RateLimit
+	cache    *promptCache // nil without a PromptCache
 }
 
 // attemptKey identifies the attempts of one step of one agent (the session or one of
@@ -79,7 +85,8 @@ func New(opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Model{opts: opts, attempts: map[attemptKey]int{}}
+	return &Model{opts: opts, attempts: map[attemptKey]int{}, limits: newRateLimits(opts.RateLimit, opts.Now()),
+		cache: newPromptCache(opts.PromptCache)}
 }
 
 // script returns the script for a request of the named session ("" when the request

@@ -20,6 +20,16 @@ func SetHeaders(h http.Header, apiKey string, extra map[string]string) {
 	}
 }
 
+// PromptCacheKey is the prompt_cache_key of requests whose prefix (system prompt and
+// tools) has the digest prefix, "" for none: OpenAI routes requests with one key to the
+// same cache, so the sessions of a batch that share a prefix read what the first wrote.
+func PromptCacheKey(prefix string) string {
+	if len(prefix) < 32 {
+		return ""
+	}
+	return "agentrun-" + prefix[:32]
+}
+
 // emptySchema is the parameters of a tool that declares no input schema.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
