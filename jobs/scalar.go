@@ -282,7 +282,6 @@ func parseBool(s string) (value, ok bool) {
 	return false, false
 }
 
-
 func checkInt(i int64, limit string) string {
 	switch {
 	case limit == "positive" && i < 1:

@@ -87,7 +87,7 @@ type Settings struct {
 	// MCPServers are connected at session start; their tools are offered as
 	// mcp__<server>__<tool>.
 	MCPServers map[string]MCPServerSettings `yaml:"mcp_servers" keys:"mcpname" doc:"MCP tool servers by name, connected at session start; their tools are offered as mcp__<name>__<tool>. A job's entry replaces the defaults' entry of the same name; enabled: false turns one off."`
-	Cache      *CacheSettings                `yaml:"cache" doc:"Prompt caching across the sessions of a run."`
+	Cache      *CacheSettings               `yaml:"cache" doc:"Prompt caching across the sessions of a run."`
 }
 
 // CacheSettings are the prompt-cache settings as written; nil means absent.
