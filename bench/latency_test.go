@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -179,7 +180,7 @@ func BenchmarkStreamLatency(b *testing.B) {
 }
 
 // latencySession runs one session of BenchmarkStreamLatency in dir.
-func latencySession(ctx context.Context, dir, url, secret string, base http.RoundTripper, mu *sync.Mutex, lat *[]time.Duration) error {
+func latencySession(ctx context.Context, dir, url, secret string, base http.RoundTripper, mu *sync.Mutex, lat *[]time.Duration) (err error) {
 	ws := filepath.Join(dir, "ws")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return err
@@ -191,12 +192,12 @@ func latencySession(ctx context.Context, dir, url, secret string, base http.Roun
 	if err != nil {
 		return err
 	}
-	defer stream.Close()
+	defer func() { err = errors.Join(err, stream.Close()) }()
 	transcript, err := os.Create(filepath.Join(dir, "transcript.txt"))
 	if err != nil {
 		return err
 	}
-	defer transcript.Close()
+	defer func() { err = errors.Join(err, transcript.Close()) }()
 	events, err := sink.OpenEvents(filepath.Join(dir, "events.jsonl"), time.Now)
 	if err != nil {
 		return err

@@ -278,7 +278,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	if rerr != nil {
 		return r.redact(c.failure(actx, rerr, "send request")), partial, false
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }() // a response body: nothing is lost on close
 	c.opts.Activity()
 	slot.Observe(resp.Header)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

@@ -1,6 +1,7 @@
 package scripted_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -35,7 +36,7 @@ func (c *clock) advance(d time.Duration) {
 
 // post sends one streaming request of format path with a user message of text and
 // returns the response, its body read.
-func post(t *testing.T, url, path, text string) (*http.Response, string) {
+func post(t *testing.T, url, path, text string) (*reply, string) {
 	t.Helper()
 	var body string
 	switch path {
@@ -46,10 +47,9 @@ func post(t *testing.T, url, path, text string) (*http.Response, string) {
 	}
 	resp, err := http.Post(url+path, "application/json", strings.NewReader(body))
 	require.NoError(t, err)
-	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp, string(b)
+	require.NoError(t, errors.Join(err, resp.Body.Close()))
+	return &reply{StatusCode: resp.StatusCode, Header: resp.Header, Body: strings.NewReader(string(b))}, string(b)
 }
 
 func TestRateLimitRequests(t *testing.T) {

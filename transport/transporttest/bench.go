@@ -54,6 +54,8 @@ func BenchDecode(b *testing.B, body []byte, events int, newDecoder func(io.Reade
 				texts++
 			case protocol.KindToolCall:
 				calls++
+			default:
+				// the other kinds are not counted
 			}
 		}
 		if d.Err() != nil || texts != BenchDeltas || calls != 1 {
