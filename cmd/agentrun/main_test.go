@@ -82,15 +82,6 @@ func baseEnv(t *testing.T, extra ...string) []string {
 		env = append(env, "TMPDIR="+tmp)
 	}
 	env = append(env, goEnv...)
-	// The tools' environment is built from nothing, so their go commands use
-	// $HOME/.cache/go-build (the folder the examples make writable): point it at the
-	// warm cache, or every `go test` of a scripted session compiles from scratch.
-	for _, kv := range goEnv {
-		if cache, ok := strings.CutPrefix(kv, "GOCACHE="); ok {
-			require.NoError(t, os.MkdirAll(filepath.Join(home, ".cache"), 0o755))
-			require.NoError(t, os.Symlink(cache, filepath.Join(home, ".cache", "go-build")))
-		}
-	}
 	return append(env, extra...)
 }
 
