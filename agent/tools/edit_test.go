@@ -23,6 +23,7 @@ func main() {
 `
 
 func TestEdit(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give     in
 		wantFile string
@@ -74,6 +75,7 @@ func TestEdit(t *testing.T) {
 }
 
 func TestEditErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		want string
@@ -119,6 +121,7 @@ func TestEditErrors(t *testing.T) {
 }
 
 func TestEditTooLarge(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{"big.txt": strings.Repeat("a", MaxEditBytes-1) + "b"})
 	res := call(t, Edit{}, env, in{"path": "big.txt", "old_string": "b", "new_string": "bb"})

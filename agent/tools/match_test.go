@@ -8,6 +8,7 @@ import (
 )
 
 func TestGlobMatch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		pattern string
 		path    string
@@ -60,6 +61,7 @@ func TestGlobMatch(t *testing.T) {
 }
 
 func TestGlobCompileErrors(t *testing.T) {
+	t.Parallel()
 	_, err := compileGlob("[abc")
 	assert.ErrorIs(t, err, errUnclosedClass)
 	_, err = compileGlob("{a,b}{c,d}{e,f}{g,h}{i,j}{k,l}{m,n}{o,p}{q,r}")
@@ -67,6 +69,7 @@ func TestGlobCompileErrors(t *testing.T) {
 }
 
 func TestGitignore(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		rules string
@@ -110,6 +113,7 @@ func TestGitignore(t *testing.T) {
 }
 
 func TestSegmentMatchesOnlyWholeNames(t *testing.T) {
+	t.Parallel()
 	seg, err := compileSegment("ab")
 	require.NoError(t, err)
 	assert.True(t, seg.match("ab"))

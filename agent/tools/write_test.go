@@ -13,6 +13,7 @@ import (
 )
 
 func TestWrite(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		path        string
 		content     string
@@ -43,6 +44,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestWriteKeepsMode(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, DefaultMode)
 	p := filepath.Join(env.Workspace, "run.sh")
 	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
@@ -54,6 +56,7 @@ func TestWriteKeepsMode(t *testing.T) {
 }
 
 func TestWriteErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		want string
@@ -77,6 +80,7 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func TestWriteTooLarge(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, DefaultMode)
 	res := call(t, Write{}, env, in{"path": "big.txt", "content": strings.Repeat("a", MaxWriteBytes+1)})
 	assert.True(t, res.IsError)
