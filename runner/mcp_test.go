@@ -23,7 +23,6 @@ import (
 // calls their tools, one whose required server exits at start (error_mcp before any
 // model call), and one whose optional server fails (a warning; the session goes on).
 func TestMCPSessions(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	mark := "runner-" + filepath.Base(dir)
 	ws := filepath.Join(dir, "ws")
