@@ -174,8 +174,14 @@ func TestExamples(t *testing.T) {
 	assert.ElementsMatch(t, files, covered, "every example spec has a case here")
 
 	before := snapshot(t, ".")
+	// The specs run at once, each with its own output folder and HOME; the folder is
+	// compared once the last has ended.
+	t.Cleanup(func() {
+		assert.Equal(t, before, snapshot(t, "."), "running the examples leaves the examples folder unchanged")
+	})
 	for _, ex := range examples {
 		t.Run(ex.file, func(t *testing.T) {
+			t.Parallel()
 			spec, err := jobs.Load(ex.file, func(string) (string, bool) { return "", false })
 			require.NoError(t, err)
 			sessions, err := spec.Sessions()
@@ -220,7 +226,6 @@ func TestExamples(t *testing.T) {
 			ex.check(t, results, out)
 		})
 	}
-	assert.Equal(t, before, snapshot(t, "."), "running the examples leaves the examples folder unchanged")
 }
 
 // toolEnviron is this process's environment without API keys, as cmd/agentrun hands

@@ -20,6 +20,7 @@ var checkTools = []string{"gofmt", "go", "grep"}
 // of checkTools in an empty folder with an empty PATH, where none of them exists: each
 // must fail.
 func TestChecksFailWithoutTheirTool(t *testing.T) {
+	t.Parallel()
 	bash, err := exec.LookPath("bash")
 	require.NoError(t, err)
 	files, err := filepath.Glob("*.yaml")
@@ -39,6 +40,7 @@ func TestChecksFailWithoutTheirTool(t *testing.T) {
 				seen[c.Run] = true
 				tried++
 				t.Run(file+" "+c.Name, func(t *testing.T) {
+					t.Parallel()
 					cmd := exec.Command(bash, "-c", c.Run)
 					cmd.Dir = t.TempDir()
 					cmd.Env = []string{"PATH=" + t.TempDir()}

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPassAtK(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		n, c, k int
 		want    float64

@@ -13,6 +13,7 @@ import (
 )
 
 func TestRunLevelBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		spec string
@@ -82,6 +83,7 @@ jobs:
 }
 
 func TestSummaryExitCode(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give        runner.Totals
 		interrupted bool

@@ -11,6 +11,7 @@ import (
 )
 
 func TestExtractJSON(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give    string
 		want    string

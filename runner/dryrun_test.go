@@ -46,6 +46,7 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestDryRun(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		spec string

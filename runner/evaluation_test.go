@@ -75,6 +75,7 @@ func runEvaluation(t *testing.T) (string, *runner.Summary) {
 }
 
 func TestEvaluationAggregates(t *testing.T) {
+	t.Parallel()
 	out, sum := runEvaluation(t)
 
 	// What the summary returned is what summary.json holds.
@@ -148,6 +149,7 @@ func TestEvaluationAggregates(t *testing.T) {
 
 // TestProvenance checks that every artifact that names a session says what produced it.
 func TestProvenance(t *testing.T) {
+	t.Parallel()
 	out, sum := runEvaluation(t)
 	row := rows(sum)["hard+model=beta.r2"]
 	want := protocol.Provenance{Provider: "scripted", Model: "beta", Matrix: map[string]string{"model": "beta"},

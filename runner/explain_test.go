@@ -59,6 +59,7 @@ func checkExcerpt(t *testing.T, text, got string, maxLines, maxBytes int) {
 }
 
 func TestExcerpt(t *testing.T) {
+	t.Parallel()
 	longLine := strings.Repeat("x", 5000)
 	pytest := numbered("tests/test_other.py::test_ok PASSED", 30) +
 		"___________________________ test_parse ___________________________\n\n" +
@@ -153,6 +154,7 @@ func FuzzExcerpt(f *testing.F) {
 }
 
 func TestStoredOutput(t *testing.T) {
+	t.Parallel()
 	long := goTestOutput(100, 300)
 	require.Greater(t, len(long), 4*checkTail)
 	tests := map[string]struct {
@@ -202,6 +204,7 @@ func TestStoredOutput(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
+	t.Parallel()
 	check := func(name string, code int, out string) protocol.Check {
 		return protocol.Check{Name: name, ExitCode: code, Output: out}
 	}
@@ -276,6 +279,7 @@ func TestExplain(t *testing.T) {
 // what XML and markdown must escape, and of a row read from a summary.json written
 // before rows had a failure.
 func TestFailureRendering(t *testing.T) {
+	t.Parallel()
 	detail := "<tag> & \"quotes\" ]]> \x1b[31m\n```\ncode fence\n```"
 	res := &protocol.Result{Key: "k", Status: protocol.StatusChecks,
 		Error:  &protocol.Error{Kind: protocol.ErrChecks, Message: "check a|b failed: exit code 2"},

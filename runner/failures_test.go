@@ -160,6 +160,7 @@ func assertNotDoubled(t *testing.T, where, text string) {
 // failed check, its exit code and the assertion in its output, or the provider's
 // error, or the limit that was hit.
 func TestFailureExplained(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "ws"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ws", "gotest.txt"), []byte(goTestOutput(20, 25)), 0o644))

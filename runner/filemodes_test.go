@@ -18,6 +18,7 @@ import (
 // 0644, folders 0755, less the umask), so that a runner user or a test-report action
 // can read what a container of another uid wrote.
 func TestFileModes(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		umask     int
 		file, dir fs.FileMode

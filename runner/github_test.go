@@ -210,6 +210,7 @@ jobs:
 // TestGitHubRun runs a spec with the integration on and reads the log, the step
 // outputs and the step summary as GitHub would.
 func TestGitHubRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	env := map[string]string{"DEPLOY_TOKEN": "tok-3f9a7c21e0", "CERT": "-----BEGIN-----\nline%two\n"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
@@ -279,6 +280,7 @@ func TestGitHubRun(t *testing.T) {
 }
 
 func TestGitHubFromEnv(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		env  map[string]string
 		want *GitHub

@@ -20,6 +20,7 @@ import (
 // TestGitHubOutputs writes values that would end or break a heredoc with a fixed or
 // predictable delimiter; the random source makes the first delimiter collide.
 func TestGitHubOutputs(t *testing.T) {
+	t.Parallel()
 	first := "ghadelimiter_" + fmt.Sprintf("%x", []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 	tests := map[string]string{
 		"plain":                      "success",
@@ -71,6 +72,7 @@ func bigSummary(n int) *Summary {
 // TestGitHubStepSummary checks that the appended summary keeps the file within GitHub's
 // limit, counting what the step wrote before, and is cut at a line boundary.
 func TestGitHubStepSummary(t *testing.T) {
+	t.Parallel()
 	small, big := bigSummary(3), bigSummary(6000)
 	require.Greater(t, len(big.Markdown()), MaxStepSummary)
 	tests := map[string]struct {
@@ -132,6 +134,7 @@ func closeSession(t testing.TB, g *GitHub, key, text string, res *protocol.Resul
 // annotations of a level per step: past nine, the sessions are named in one last
 // annotation.
 func TestGitHubAnnotations(t *testing.T) {
+	t.Parallel()
 	var log bytes.Buffer
 	g := &GitHub{Log: &log}
 	var failed []string
@@ -173,6 +176,7 @@ func TestGitHubAnnotations(t *testing.T) {
 }
 
 func TestGitHubMask(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give []string
 		want []string
@@ -201,6 +205,7 @@ func TestGitHubMask(t *testing.T) {
 }
 
 func TestNeutralizeCommands(t *testing.T) {
+	t.Parallel()
 	z := zeroWidthSpace
 	tests := map[string]struct{ give, want string }{
 		"plain":              {give: "hello\nworld\n", want: "hello\nworld\n"},
@@ -257,6 +262,7 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errFull }
 // TestGitHubReportErrors checks that a step-output or step-summary file that cannot be
 // written fails Report with an error naming which.
 func TestGitHubReportErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "no", "such", "folder", "file")
 	tests := map[string]struct {

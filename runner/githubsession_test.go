@@ -19,6 +19,7 @@ import (
 // outputs claude-code-action users read: conclusion, session-id, structured-output, and
 // an execution file in Claude Code's stream-json.
 func TestGitHubSingleSessionOutputs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := writeSpec(t, dir, `version: 1
 jobs:

@@ -62,6 +62,7 @@ func (n xmlNode) attrNames() []string {
 // and line (its job's line), and children only among failure, error, skipped and
 // system-out.
 func TestJUnitStructure(t *testing.T) {
+	t.Parallel()
 	doc, specPath := mixedJUnit(t)
 	specLines := strings.Split(string(must(os.ReadFile(specPath))), "\n")
 	var root xmlNode
@@ -104,6 +105,7 @@ func TestJUnitStructure(t *testing.T) {
 // GitHub report actions read, are the one thing taken out first. Without xmllint the
 // test skips, unless AGENTRUN_REQUIRE_TOOLS is set (as .ci/run does).
 func TestJUnitSchemas(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("xmllint"); err != nil {
 		if os.Getenv("AGENTRUN_REQUIRE_TOOLS") != "" {
 			t.Fatal("xmllint is not installed (apt-get install libxml2-utils) and AGENTRUN_REQUIRE_TOOLS is set")

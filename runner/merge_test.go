@@ -66,6 +66,7 @@ type mergedJUnit struct {
 // merged, give the unsharded run's summary — the same sessions with the same statusByKey
 // and the same totals — and the merged junit.xml and summary.md cover every session.
 func TestMergeEqualsUnsharded(t *testing.T) {
+	t.Parallel()
 	spec := loadBatch(t, shardBatchSpec)
 	whole := runDemo(t, spec, t.TempDir(), nil)
 	require.Len(t, whole.Sessions, 13)
@@ -166,6 +167,7 @@ func rewriteJSON[T any](t *testing.T, path string, edit func(*T)) {
 // refused with ErrMergeInputs and a message that says what is wrong, and nothing is
 // written.
 func TestMergeRejects(t *testing.T) {
+	t.Parallel()
 	shards := runDemoShards(t, shardBatchSpec, 4, nil)
 	other := runDemoShards(t, shardBatchSpec+"  - id: extra\n    prompt: One more.\n", 4, nil)
 	halves := runDemoShards(t, shardBatchSpec, 2, nil)

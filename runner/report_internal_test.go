@@ -50,6 +50,7 @@ func FuzzReportPage(f *testing.F) {
 }
 
 func TestJSONPlace(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		data, want string
 	}{
@@ -72,6 +73,7 @@ func TestJSONPlace(t *testing.T) {
 // TestDurationChart checks the histogram's bins: round widths, as many as the longest
 // session needs, and sessions of no or a negative duration in the first.
 func TestDurationChart(t *testing.T) {
+	t.Parallel()
 	rows := func(ms ...int64) []Row {
 		var out []Row
 		for i, d := range ms {

@@ -193,6 +193,7 @@ func writeSyntheticRun(tb testing.TB, out string, s synthetic) *runner.Summary {
 // a small session, and of a large one the end of its transcript, its latest tool calls
 // and the start of its patch, each within its limit and marked as cut.
 func TestReportDetails(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		run   synthetic
 		check func(t *testing.T, d detail)
@@ -262,6 +263,7 @@ func TestReportDetails(t *testing.T) {
 // TestReportMissingFolder checks that a session whose folder is gone still has its row
 // and says what is missing.
 func TestReportMissingFolder(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	sum := writeSyntheticRun(t, out, synthetic{sessions: 2, transcript: 100, calls: 1})
 	require.NoError(t, os.RemoveAll(filepath.Join(out, runner.SessionsDir, sum.Sessions[1].Key)))
@@ -275,6 +277,7 @@ func TestReportMissingFolder(t *testing.T) {
 }
 
 func TestReportWithoutSummary(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		summary string // "" writes none
 		want    []string
@@ -302,6 +305,7 @@ func TestReportWithoutSummary(t *testing.T) {
 // TestReportBanner checks that summary.json's warnings and the sandbox-off note head the
 // page, escaped.
 func TestReportBanner(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	writeSyntheticRun(t, out, synthetic{sessions: 3, transcript: 100})
 	rewriteJSON(t, filepath.Join(out, runner.SummaryFile), func(s *runner.Summary) {
@@ -321,6 +325,7 @@ func TestReportBanner(t *testing.T) {
 // session folder here holds the secret unmasked (a folder written by hand, or before
 // the secret was declared), so the report's own masking is what is tested.
 func TestReportSecrets(t *testing.T) {
+	t.Parallel()
 	// A + becomes &#43; in HTML and \u002b nowhere, a / stays: the forms differ.
 	const secret = "sk-live-AbC+dEf/gh1=2&3<4"
 	out := t.TempDir()
@@ -350,6 +355,7 @@ func TestReportSecrets(t *testing.T) {
 // TestReportSecretsOfARun runs a session that repeats a secret and checks the run's
 // report.html, details included.
 func TestReportSecretsOfARun(t *testing.T) {
+	t.Parallel()
 	const secret = "sk-test-7hJk+Qw/Zx9"
 	script, err := scripted.ParseScript("leak.yaml", []byte("steps:\n  - text: \"The key is "+secret+" <script>x</script>.\"\n"))
 	require.NoError(t, err)
@@ -373,6 +379,7 @@ func TestReportSecretsOfARun(t *testing.T) {
 // session's folder in its shard relative to itself, so agentrun report finds the
 // details, also after the folders moved together.
 func TestReportMerged(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	var shards []string
 	for i, dir := range runDemoShards(t, shardBatchSpec, 2, nil) {

@@ -78,6 +78,7 @@ const visibleKeys = `Array.from(document.querySelectorAll("#sessions tbody tr.ro
 // failed session to its reason, check output and transcript, and a passed one to its
 // tool calls and changes, also through a #session= link.
 func TestReportInBrowser(t *testing.T) {
+	t.Parallel()
 	b := startBrowser(t, 1280, 900)
 	out, sum := runEvaluation(t)
 	report := filepath.Join(out, runner.ReportFile)
@@ -236,6 +237,7 @@ const (
 // TestReportScreenshot compares the top of the report of steadyEvaluation, in headless
 // Chromium, with testdata/TestReportScreenshot/report.png (-update rewrites it).
 func TestReportScreenshot(t *testing.T) {
+	t.Parallel()
 	b := startBrowser(t, 1280, 1100)
 	report := steadyEvaluation(t)
 	b.open(fileURL(t, report, ""))
@@ -261,6 +263,7 @@ func TestReportScreenshot(t *testing.T) {
 // TestImageDifference checks the loose comparison: the same picture is at 0, a picture
 // whose pass rate bar or table changed is beyond the tolerance.
 func TestImageDifference(t *testing.T) {
+	t.Parallel()
 	base := image.NewRGBA(image.Rect(0, 0, 320, 240))
 	draw.Draw(base, base.Bounds(), image.White, image.Point{}, draw.Src)
 	draw.Draw(base, image.Rect(20, 20, 200, 40), image.NewUniform(color.RGBA{8, 81, 156, 255}), image.Point{}, draw.Src)
@@ -351,6 +354,7 @@ const markup = `<script>window.pwned = 1</script></script><img src=x onerror="wi
 // show as text, no script runs, no element is made of them, and the large transcript
 // and many tool calls say that they were cut.
 func TestReportSessionTextStaysText(t *testing.T) {
+	t.Parallel()
 	b := startBrowser(t, 1280, 900)
 	out := t.TempDir()
 	sum := writeSyntheticRun(t, out, synthetic{sessions: 3, transcript: 64 << 10, calls: 60, text: markup})

@@ -54,6 +54,7 @@ func firstRun(t *testing.T, specDir, out string) map[string]string {
 }
 
 func TestRunResume(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name        string
 		resume      bool
@@ -123,6 +124,7 @@ func TestRunResume(t *testing.T) {
 }
 
 func TestRunFilter(t *testing.T) {
+	t.Parallel()
 	const spec = `version: 1
 defaults: {tools: [Write]}
 jobs:
@@ -189,6 +191,7 @@ jobs:
 }
 
 func TestRunLock(t *testing.T) {
+	t.Parallel()
 	entered, release := make(chan string), make(chan struct{})
 	p := newInProcess(loadScripts(t))
 	p.fakes["gate"] = gated(entered, release)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestParseRetry(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give    string
 		want    []string
@@ -50,6 +51,7 @@ func TestParseRetry(t *testing.T) {
 // of kind server, a check failure, a success) and checks which of them resume plans to
 // run again for each choice of failure classes.
 func TestRetryChoosesClasses(t *testing.T) {
+	t.Parallel()
 	spec := writeSpec(t, t.TempDir(), `version: 1
 defaults: {tools: [Write]}
 jobs:
@@ -93,6 +95,7 @@ jobs:
 // TestResumeRefusesAnotherModel checks that resume keeps no earlier result of another
 // provider or model than Options.Resolve gives the session now.
 func TestResumeRefusesAnotherModel(t *testing.T) {
+	t.Parallel()
 	spec := writeSpec(t, t.TempDir(), "version: 1\ndefaults: {tools: [Write]}\njobs:\n  - {id: a, model: success, prompt: Write., repeat: 2}\n")
 	out := filepath.Join(t.TempDir(), "out")
 	_, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)

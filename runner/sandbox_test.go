@@ -31,6 +31,7 @@ func requireLevel(t *testing.T, l sandbox.Level) {
 // TestRunRefusesAMissingLevel checks that a run whose sessions need a level the
 // machine lacks fails before anything starts: no session folder, no run.json.
 func TestRunRefusesAMissingLevel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := writeSpec(t, dir, `version: 1
 defaults: {model: success, sandbox: {level: strict}}
@@ -49,6 +50,7 @@ jobs:
 // TestRunRefusesASilentOff checks that a machine with no confinement at all runs
 // nothing unless the spec says off, and then runs it.
 func TestRunRefusesASilentOff(t *testing.T) {
+	t.Parallel()
 	none := &sandbox.Report{}
 	for _, tt := range []struct {
 		name, defaults string
@@ -79,6 +81,7 @@ func TestRunRefusesASilentOff(t *testing.T) {
 // TestRunRecordsTheSandbox runs a session whose tool wrote a file and checks that its
 // session_start and result.json name the level and the layers in force.
 func TestRunRecordsTheSandbox(t *testing.T) {
+	t.Parallel()
 	requireLevel(t, sandbox.LevelStrict)
 	dir := t.TempDir()
 	spec := writeSpec(t, dir, `version: 1
@@ -109,6 +112,7 @@ jobs:
 // TestRunShowsSandboxOff checks that a run with the sandbox off says so where people
 // look: summary.md and a GitHub warning.
 func TestRunShowsSandboxOff(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := writeSpec(t, dir, `version: 1
 defaults: {model: success, sandbox: {level: "off"}}
@@ -132,6 +136,7 @@ jobs:
 // through the sandbox's proxy: the server never sees the request, no file lands in the
 // workspace, and events.jsonl holds a sandbox_violation naming the target.
 func TestRunRefusedConnection(t *testing.T) {
+	t.Parallel()
 	requireLevel(t, sandbox.LevelStrict)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")

@@ -91,6 +91,7 @@ func onShard(sh runner.Shard) func(*runner.Options) {
 }
 
 func TestParseShard(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give    string
 		want    runner.Shard
@@ -129,6 +130,7 @@ func TestParseShard(t *testing.T) {
 // exactly once, that each shard agrees on the digest of the full list, and that the
 // assignment does not depend on the order of the jobs in the file.
 func TestShardsCoverEverySessionOnce(t *testing.T) {
+	t.Parallel()
 	spec := loadBatch(t, shardBatchSpec)
 	// The same jobs in another order: the assignment follows the sorted keys.
 	reordered := loadBatch(t, frontLastJob(shardBatchSpec))
@@ -187,6 +189,7 @@ func sessionKeys(sessions []jobs.Session) []string {
 // TestShardRunRecordsSessionList runs one shard and checks its run.json: the shard, the
 // sessions it selected, and the digest and size of the full session list.
 func TestShardRunRecordsSessionList(t *testing.T) {
+	t.Parallel()
 	spec := loadBatch(t, shardBatchSpec)
 	full, err := runner.New(demoRunOptions(t, t.TempDir(), nil)).Plan(spec)
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 // TestResultCost checks that a result's cost is a number, 0 when nothing was spent,
 // and null only when some usage was of a model with no price.
 func TestResultCost(t *testing.T) {
+	t.Parallel()
 	auth := &protocol.Error{Kind: protocol.ErrAuth, Message: "HTTP 401"}
 	tests := map[string]struct {
 		out  agent.Outcome

@@ -58,6 +58,7 @@ func (f *fakeTelemetry) ProcessEnv(ctx context.Context) []string {
 // ended, and that the tool process and the check get the trace context of their own
 // operation.
 func TestTelemetryOperations(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := writeSpec(t, dir, `version: 1
 defaults: {tools: [Bash], sandbox: {level: "off"}}

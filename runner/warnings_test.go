@@ -17,6 +17,7 @@ import (
 // banners above the table, and GitHub Actions as warnings, each once and in order,
 // with the note on unconfined sessions among them; in markdown they hold no HTML.
 func TestSummaryWarnings(t *testing.T) {
+	t.Parallel()
 	spec := loadBatch(t, `version: 1
 defaults: {tools: [], sandbox: {level: "off"}}
 jobs:
@@ -57,6 +58,7 @@ jobs:
 // TestMergeWarnings checks that a merged summary keeps every shard's warnings once and
 // counts the unconfined sessions of the whole run.
 func TestMergeWarnings(t *testing.T) {
+	t.Parallel()
 	const spec = `version: 1
 defaults: {tools: [], sandbox: {level: "off"}}
 jobs:

@@ -52,6 +52,7 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestWorkspaceShared(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
 	out := filepath.Join(t.TempDir(), "out")
@@ -70,6 +71,7 @@ jobs:
 }
 
 func TestWorkspaceCopy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
@@ -106,6 +108,7 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 func TestWorkspaceWorktree(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
@@ -135,6 +138,7 @@ func TestWorkspaceWorktree(t *testing.T) {
 // workspace cannot be made: a missing folder, or a worktree of a folder that is no git
 // repository or has no commit. The error is the spec's, with the place.
 func TestWorkspaceRefusedBeforeAnyStart(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}

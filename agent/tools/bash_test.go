@@ -22,6 +22,7 @@ import (
 )
 
 func TestBash(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		command     string
 		want        string
@@ -57,6 +58,7 @@ func TestBash(t *testing.T) {
 }
 
 func TestBashProcEnv(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.ProcEnv = []string{"PATH=/usr/bin:/bin", "GREETING=hi"}
 	res := call(t, Bash{}, env, in{"command": `echo "$GREETING ${LANG:-unset}"`})
@@ -64,6 +66,7 @@ func TestBashProcEnv(t *testing.T) {
 }
 
 func TestBashErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		want string
@@ -84,6 +87,7 @@ func TestBashErrors(t *testing.T) {
 
 // TestBashDeniedDoesNotRun: the policy check happens before anything runs.
 func TestBashDeniedDoesNotRun(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	res := call(t, Bash{}, env, in{"command": "touch ran.txt && cat /etc/shadow"})
 	assert.True(t, res.IsError)
@@ -147,6 +151,7 @@ func groupGone(t *testing.T, pgid int) bool {
 }
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "echo $$; sleep 100 & sleep 100; wait", "timeout": 1})
 	assert.True(t, res.IsError)
@@ -156,6 +161,7 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 }
 
 func TestBashTimeoutCappedByEnv(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.Timeout = time.Second
 	res := runWatched(t, context.Background(), env, in{"command": "echo $$; sleep 100", "timeout": 3600})
@@ -164,6 +170,7 @@ func TestBashTimeoutCappedByEnv(t *testing.T) {
 }
 
 func TestBashTermIgnored(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "trap '' TERM; echo $$; sleep 100 & sleep 100; wait", "timeout": 1})
 	assert.True(t, strings.HasSuffix(res.Content, "[... command timed out after 1 seconds ...]"), res.Content)
@@ -171,6 +178,7 @@ func TestBashTermIgnored(t *testing.T) {
 }
 
 func TestBashCancelKillsGroup(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -182,6 +190,7 @@ func TestBashCancelKillsGroup(t *testing.T) {
 }
 
 func TestBashLeftoverProcessesKilled(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "echo $$; (sleep 100 &); echo done"})
 	assert.False(t, res.IsError, res.Content)
@@ -193,6 +202,7 @@ func TestBashLeftoverProcessesKilled(t *testing.T) {
 // keeps stdout open cannot make the call hang. The FIFO makes the shell wait until
 // the escaped process runs in its own session.
 func TestBashEscapedProcessDoesNotHang(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "mkfifo f && (setsid sh -c 'echo $$ > f; exec sleep 100' &) && cat f"})
 	pid := firstLinePID(t, res.Content)
@@ -201,6 +211,7 @@ func TestBashEscapedProcessDoesNotHang(t *testing.T) {
 }
 
 func TestBashHugeOutputTruncated(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 10007
 	var calls atomic.Int32
@@ -226,6 +237,7 @@ func TestBashHugeOutputTruncated(t *testing.T) {
 }
 
 func TestBashStdoutAndStderrShareTheCap(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 2000
 	res := runWatched(t, context.Background(), env, in{"command": "head -c 5000 /dev/zero | tr '\\0' o; head -c 5000 /dev/zero | tr '\\0' e >&2"})
@@ -238,6 +250,7 @@ func TestBashStdoutAndStderrShareTheCap(t *testing.T) {
 }
 
 func TestSplitBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b, budget int
 		wantA, wantB int

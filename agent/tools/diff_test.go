@@ -11,6 +11,7 @@ import (
 )
 
 func TestUnifiedDiff(t *testing.T) {
+	t.Parallel()
 	numbered := func(n int) string {
 		var b strings.Builder
 		for i := 1; i <= n; i++ {
@@ -62,6 +63,7 @@ func TestUnifiedDiff(t *testing.T) {
 // TestMyersReconstructs checks on random inputs that the script turns a into b and
 // is no longer than the simple remove-all/add-all script.
 func TestMyersReconstructs(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	alphabet := []string{"a", "b", "c", "d"}
 	gen := func() []string {
@@ -95,6 +97,7 @@ func TestMyersReconstructs(t *testing.T) {
 }
 
 func TestMyersGivesUp(t *testing.T) {
+	t.Parallel()
 	_, ok := myers([]string{"a", "b", "c"}, []string{"x", "y", "z"}, 2)
 	assert.False(t, ok)
 	a := strings.Repeat("old\n", 1500)

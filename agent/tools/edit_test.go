@@ -24,6 +24,7 @@ func main() {
 `
 
 func TestEdit(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give     in
 		wantFile string
@@ -75,6 +76,7 @@ func TestEdit(t *testing.T) {
 }
 
 func TestEditErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		want string
@@ -120,6 +122,7 @@ func TestEditErrors(t *testing.T) {
 }
 
 func TestEditTooLarge(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{"big.txt": strings.Repeat("a", MaxEditBytes-1) + "b"})
 	res := call(t, Edit{}, env, in{"path": "big.txt", "old_string": "b", "new_string": "bb"})

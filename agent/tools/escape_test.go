@@ -35,6 +35,7 @@ func newEscapeFixture(t *testing.T) escapeFixture {
 // tool itself; "Bash" cases that would be destructive if the policy failed are only
 // checked (policy), the harmless ones run through the Bash tool.
 func TestEscapesRefused(t *testing.T) {
+	t.Parallel()
 	up := strings.Repeat("../", 12)
 	tests := []struct {
 		name     string
@@ -108,6 +109,7 @@ func TestEscapesRefused(t *testing.T) {
 
 // TestInsideSymlinkAllowed: a link that stays in the workspace is an ordinary path.
 func TestInsideSymlinkAllowed(t *testing.T) {
+	t.Parallel()
 	f := newEscapeFixture(t)
 	res := call(t, Read{}, f.env, in{"path": "inside"})
 	require.False(t, res.IsError, res.Content)
@@ -119,6 +121,7 @@ func TestInsideSymlinkAllowed(t *testing.T) {
 // TestExternalReadAllowedByDefault: 0467 grants external read, so reading through
 // a link to the home directory is allowed while writing is not.
 func TestExternalReadAllowedByDefault(t *testing.T) {
+	t.Parallel()
 	f := newEscapeFixture(t)
 	res := call(t, Read{}, f.env, in{"path": "homelink/notes.txt"})
 	require.False(t, res.IsError, res.Content)
@@ -132,6 +135,7 @@ func TestExternalReadAllowedByDefault(t *testing.T) {
 
 // TestZeroPolicyDeniesEverything: an invalid mode fails closed, for tools too.
 func TestZeroPolicyDeniesEverything(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.Policy = policy.Policy{}
 	writeTree(t, env.Workspace, map[string]string{"a.txt": "a\n"})
@@ -156,6 +160,7 @@ func TestZeroPolicyDeniesEverything(t *testing.T) {
 
 // TestNilEnv: a nil Env denies every file and command access instead of panicking.
 func TestNilEnv(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tool  Tool
 		input string

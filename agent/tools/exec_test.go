@@ -13,6 +13,7 @@ import (
 )
 
 func TestExec(t *testing.T) {
+	t.Parallel()
 	dir := tempDir(t)
 	tests := map[string]struct {
 		give         ExecOptions
@@ -42,6 +43,7 @@ func TestExec(t *testing.T) {
 }
 
 func TestExecStartError(t *testing.T) {
+	t.Parallel()
 	res := Exec(context.Background(), ExecOptions{Command: "true", Dir: "/nonexistent/dir"})
 	assert.Error(t, res.Err)
 	assert.Equal(t, -1, res.ExitCode)
@@ -65,6 +67,7 @@ func (g *groupLog) add(e string) {
 // TestGroupsHearOfEveryCommand checks that Bash and Exec report the process group the
 // command really ran in, when it started and once it was killed.
 func TestGroupsHearOfEveryCommand(t *testing.T) {
+	t.Parallel()
 	// Field 5 of /proc/self/stat is the process group; the shell reads its own.
 	const printGroup = `read -r _ _ _ _ pgrp _ < /proc/$$/stat; echo "$pgrp"`
 	t.Run("Bash", func(t *testing.T) {

@@ -53,6 +53,7 @@ func setupGlob(t *testing.T) *Env {
 }
 
 func TestGlob(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give in
 		want string
@@ -80,6 +81,7 @@ func TestGlob(t *testing.T) {
 }
 
 func TestGlobAbsolutePattern(t *testing.T) {
+	t.Parallel()
 	env := setupGlob(t)
 	res := call(t, Glob{}, env, in{"pattern": filepath.Join(env.Workspace, "pkg") + "/**/*.go"})
 	assert.Equal(t, "pkg/a.go\npkg/sub/b.go\n", res.Content)
@@ -87,6 +89,7 @@ func TestGlobAbsolutePattern(t *testing.T) {
 }
 
 func TestGlobCapped(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	files := map[string]string{}
 	for i := range MaxGlobResults + 5 {
@@ -106,6 +109,7 @@ func TestGlobCapped(t *testing.T) {
 }
 
 func TestGlobErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		want string
@@ -128,6 +132,7 @@ func TestGlobErrors(t *testing.T) {
 }
 
 func TestGlobCancelled(t *testing.T) {
+	t.Parallel()
 	env := setupGlob(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -137,6 +142,7 @@ func TestGlobCancelled(t *testing.T) {
 }
 
 func TestSplitGlob(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		give               string
 		wantRoot, wantRest string

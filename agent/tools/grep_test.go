@@ -27,6 +27,7 @@ var grepTree = map[string]string{
 }
 
 func TestGrep(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give        in
 		want        string
@@ -97,6 +98,7 @@ func TestGrep(t *testing.T) {
 }
 
 func TestGrepErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		want string
@@ -118,6 +120,7 @@ func TestGrepErrors(t *testing.T) {
 }
 
 func TestGrepCapped(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 1000
 	var b strings.Builder
@@ -138,6 +141,7 @@ func TestGrepCapped(t *testing.T) {
 // TestGrepSymlinks: a link to a file the policy forbids is skipped, a link into the
 // home directory is read (0467 grants external read).
 func TestGrepSymlinks(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{"a.txt": "root here\n"})
 	writeTree(t, env.Home, map[string]string{"h.txt": "root at home\n"})

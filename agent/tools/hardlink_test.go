@@ -14,6 +14,7 @@ import (
 // `ln` makes one, is refused by Write and Edit, which leave the outside file as it
 // was; Read shows it.
 func TestHardLinkNotModified(t *testing.T) {
+	t.Parallel()
 	const original = "127.0.0.1 localhost\n"
 	tests := []struct {
 		name  string
@@ -46,6 +47,7 @@ func TestHardLinkNotModified(t *testing.T) {
 
 // TestHardLinkCopied: once copied, the file has one name and can be changed.
 func TestHardLinkCopied(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	outside := filepath.Join(tempDir(t), "a.txt")
 	require.NoError(t, os.WriteFile(outside, []byte("a\n"), 0o644))

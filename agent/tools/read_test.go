@@ -18,6 +18,7 @@ import (
 )
 
 func TestRead(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"three.txt":   "a\nb\nc\n",
 		"noeol.txt":   "x\ny",
@@ -86,6 +87,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestReadAbsoluteAndHome(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	writeTree(t, env.Workspace, map[string]string{"a.txt": "ws\n"})
 	writeTree(t, env.Home, map[string]string{"h.txt": "home\n"})
@@ -96,6 +98,7 @@ func TestReadAbsoluteAndHome(t *testing.T) {
 }
 
 func TestReadErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string // raw JSON input
 		want string
@@ -126,6 +129,7 @@ func TestReadErrors(t *testing.T) {
 }
 
 func TestReadPermissionDenied(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("root reads every file; fileError's mapping is checked in TestFileError")
 	}
@@ -138,11 +142,13 @@ func TestReadPermissionDenied(t *testing.T) {
 }
 
 func TestFileError(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "permission denied: p", fileError("p", &fs.PathError{Op: "open", Path: "/x/p", Err: fs.ErrPermission}))
 	assert.Equal(t, "file not found: p", fileError("p", &fs.PathError{Op: "open", Path: "/x/p", Err: fs.ErrNotExist}))
 }
 
 func TestReadCapped(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 1000
 	var b strings.Builder
@@ -165,6 +171,7 @@ func TestReadCapped(t *testing.T) {
 }
 
 func TestReadLongLine(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.MaxOutput = 1000
 	long := strings.Repeat("é", 2000) // 4000 bytes of two-byte characters

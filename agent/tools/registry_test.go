@@ -11,6 +11,7 @@ import (
 )
 
 func TestBuiltin(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for _, tool := range Builtin() {
 		names = append(names, tool.Spec().Name)
@@ -30,6 +31,7 @@ func TestBuiltin(t *testing.T) {
 // TestSpecSchemas compiles every input schema and checks valid and invalid inputs
 // against it.
 func TestSpecSchemas(t *testing.T) {
+	t.Parallel()
 	valid := map[string]string{
 		"Read":      `{"path":"a.go","offset":2,"limit":10}`,
 		"Write":     `{"path":"a.go","content":""}`,
@@ -72,6 +74,7 @@ func decodeAny(t *testing.T, s string) any {
 }
 
 func TestNumberAndFlagInputs(t *testing.T) {
+	t.Parallel()
 	var n struct {
 		A, B, C, D number
 	}
@@ -90,6 +93,7 @@ func TestNumberAndFlagInputs(t *testing.T) {
 }
 
 func TestCallSummary(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "Bash(echo a b)", callSummary("Bash", "echo a\n  b"))
 	long := callSummary("Bash", string(bytes.Repeat([]byte("é"), 100)))
 	assert.Len(t, []rune(long), len("Bash()")+38+3)

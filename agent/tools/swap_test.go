@@ -80,6 +80,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // a Read or Grep show a secret from there. The policy checks the path before the
 // call; the tools check again what they opened.
 func TestSymlinkSwapCannotEscape(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		mode    string

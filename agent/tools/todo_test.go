@@ -9,6 +9,7 @@ import (
 )
 
 func TestTodoWrite(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give        string
 		want        string
@@ -46,6 +47,7 @@ func TestTodoWrite(t *testing.T) {
 }
 
 func TestTodoWriteValidation(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		want string

@@ -31,6 +31,7 @@ func checkCut(t *testing.T, original, got string, max int) {
 }
 
 func TestTruncate(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		max  int
@@ -55,6 +56,7 @@ func TestTruncate(t *testing.T) {
 }
 
 func TestTruncateFitsOrNoLimit(t *testing.T) {
+	t.Parallel()
 	assert.Equal(t, "short", Truncate("short", 100))
 	assert.Equal(t, strings.Repeat("a", 100), Truncate(strings.Repeat("a", 100), 100))
 	assert.Equal(t, "unlimited", Truncate("unlimited", 0))
@@ -65,6 +67,7 @@ func TestTruncateFitsOrNoLimit(t *testing.T) {
 }
 
 func TestCapture(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		writes []string
 		limit  int
@@ -100,6 +103,7 @@ func TestCapture(t *testing.T) {
 }
 
 func TestCaptureRenderWithinBudget(t *testing.T) {
+	t.Parallel()
 	c := newCapture(1000)
 	s := strings.Repeat("é€😀\n", 2000)
 	for i := 0; i < len(s); i += 37 {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestWrite(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		path        string
 		content     string
@@ -44,6 +45,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestWriteKeepsMode(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	p := filepath.Join(env.Workspace, "run.sh")
 	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
@@ -55,6 +57,7 @@ func TestWriteKeepsMode(t *testing.T) {
 }
 
 func TestWriteErrors(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		give string
 		want string
@@ -78,6 +81,7 @@ func TestWriteErrors(t *testing.T) {
 }
 
 func TestWriteTooLarge(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	res := call(t, Write{}, env, in{"path": "big.txt", "content": strings.Repeat("a", MaxWriteBytes+1)})
 	assert.True(t, res.IsError)

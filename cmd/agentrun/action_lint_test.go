@@ -15,6 +15,7 @@ import (
 // Without shellcheck the test skips, unless AGENTRUN_REQUIRE_TOOLS is set (as .ci/run
 // does).
 func TestActionShellcheck(t *testing.T) {
+	t.Parallel()
 	sc, err := exec.LookPath("shellcheck")
 	if err != nil {
 		if os.Getenv("AGENTRUN_REQUIRE_TOOLS") != "" {

@@ -42,6 +42,7 @@ func releaseArchive(t *testing.T, marker string) []byte {
 // release binary of the action's ref when its checksum matches, refuses one that does
 // not, builds when the ref has no release, and uses the binary input as it is.
 func TestActionFindsTheBinary(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}

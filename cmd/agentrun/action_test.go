@@ -23,6 +23,7 @@ import (
 // expands an expression inside shell text, and whose agentrun command and outputs
 // match what agentrun accepts and writes.
 func TestActionMetadata(t *testing.T) {
+	t.Parallel()
 	a := loadAction(t)
 	raw, err := os.ReadFile(filepath.Join(repoRoot, "action.yml"))
 	require.NoError(t, err)
@@ -147,6 +148,7 @@ func runActionStep(t *testing.T, dir, id string, inputs map[string]string, extra
 // substitution), the step stays green so that the outputs agentrun wrote are
 // published, and the next step fails with agentrun's exit code.
 func TestActionRunStep(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash is not installed")
 	}

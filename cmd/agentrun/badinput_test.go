@@ -12,6 +12,7 @@ import (
 // TestBadInput checks inputs of issue 18 that must exit 2 with a message naming the
 // problem, and run nothing.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	summary := writeFile(t, dir, "summary.json", "{\n  \"sessions\": 1,\n  \"passed\": 1\n}\n")
 	empty := writeFile(t, dir, "empty.json", "{}\n")
@@ -57,6 +58,7 @@ func TestBadInput(t *testing.T) {
 // TestHelpShortFlags checks that exec's help writes its one-letter flags as the
 // synopsis does (-m, -p), not as --m and --p.
 func TestHelpShortFlags(t *testing.T) {
+	t.Parallel()
 	o := agentrun(t, invocation{args: []string{"exec", "--help"}})
 	require.Equal(t, 0, o.code)
 	assert.Regexp(t, `(?m)^  -m string +model`, o.stdout)
@@ -67,6 +69,7 @@ func TestHelpShortFlags(t *testing.T) {
 // TestValidateProcessSubstitution checks that `validate <(cat spec.yaml)` reads the
 // spec from the pipe.
 func TestValidateProcessSubstitution(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := writeFile(t, dir, "spec.yaml", "version: 1\njobs:\n  - {id: a, prompt: hi}\n")
 	cmd := exec.Command("bash", "-c", `"$0" validate <(cat "$1")`, agentrunBin, spec)

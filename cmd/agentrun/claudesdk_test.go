@@ -38,6 +38,7 @@ var claudeSDKPackages = []string{
 // gives exactly that session's lines. It needs npm (and the npm registry the first
 // time; the packages are kept in the user cache folder).
 func TestClaudeSDKTypes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: the SDK type check installs npm packages and runs tsc")
 	}
@@ -195,6 +196,7 @@ func claudeSDK(t *testing.T) string {
 // and that every event line of exec and of a run of sessions of every outcome, on
 // stdout and in stream.jsonl and events.jsonl, matches it.
 func TestEventSchema(t *testing.T) {
+	t.Parallel()
 	o := agentrun(t, invocation{args: []string{"schema", "--events"}})
 	require.Equal(t, 0, o.code, o.stderr)
 	assert.JSONEq(t, string(eventschema.Schema()), o.stdout)
@@ -229,8 +231,10 @@ func TestEventSchema(t *testing.T) {
 // object, the per-session progress lines included, with the progress the flags of the
 // Kubernetes example ask for.
 func TestJSONLogs(t *testing.T) {
+	t.Parallel()
 	for _, progress := range []string{"plain", "auto", "live"} {
 		t.Run(progress, func(t *testing.T) {
+			t.Parallel()
 			src, err := filepath.Abs(filepath.Join("testdata", "TestClaudeSDKTypes"))
 			require.NoError(t, err)
 			dir := t.TempDir()

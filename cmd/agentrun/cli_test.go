@@ -19,10 +19,12 @@ import (
 // TestHelp checks that every subcommand explains itself on stdout with examples and
 // exits 0.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	commands := []string{"run", "exec", "validate", "schema", "replay", "merge", "report", "fake-server", "version"}
 	for _, name := range commands {
 		for _, flag := range []string{"--help", "-h"} {
 			t.Run(name+flag, func(t *testing.T) {
+				t.Parallel()
 				o := agentrun(t, invocation{args: []string{name, flag}})
 				assert.Equal(t, 0, o.code, o.stderr)
 				assert.Contains(t, o.stdout, "Usage:\n  agentrun "+name)
@@ -32,6 +34,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	t.Run("top level", func(t *testing.T) {
+		t.Parallel()
 		o := agentrun(t, invocation{args: []string{"--help"}})
 		assert.Equal(t, 0, o.code)
 		for _, name := range commands {
@@ -44,6 +47,7 @@ func TestHelp(t *testing.T) {
 // TestUsageErrors checks the mistakes that exit 2 with a message on stderr and nothing
 // on stdout.
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := writeFile(t, dir, "good.yaml", "version: 1\njobs:\n  - {id: a, prompt: hi}\n")
 	tests := []struct {
@@ -74,6 +78,7 @@ func TestUsageErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			o := agentrun(t, invocation{args: tt.args, dir: dir})
 			assert.Equal(t, 2, o.code, "stderr:\n%s", o.stderr)
 			assert.Empty(t, o.stdout)
@@ -87,6 +92,7 @@ func TestUsageErrors(t *testing.T) {
 // TestInvalidSpec checks that a spec with several mistakes stops the run before
 // anything starts, with every mistake's file, line, column and field on stderr.
 func TestInvalidSpec(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := writeFile(t, dir, "bad.yaml", `version: 1
 jobs:
@@ -112,6 +118,7 @@ jobs:
 // TestBrokenScript checks that a scripted-model script with a mistake is a spec error
 // with its position: validate and run exit 2 and nothing runs.
 func TestBrokenScript(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "steps.yaml", "steps:\n  - text: hi\n    stop: sideways\n")
 	spec := writeFile(t, dir, "jobs.yaml", "version: 1\njobs:\n  - {id: a, prompt: hi, script: steps.yaml}\n")
@@ -130,6 +137,7 @@ func TestBrokenScript(t *testing.T) {
 // TestProviderForModel checks that a model of one provider is never sent to the other
 // provider's API when only that one's key is set: exit 2 naming the missing variable.
 func TestProviderForModel(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	spec := writeFile(t, dir, "jobs.yaml", "version: 1\njobs:\n  - {id: a, prompt: hi, model: gpt-5.4}\n")
 	o := agentrun(t, invocation{args: []string{"run", spec, "--out", filepath.Join(dir, "out")}, dir: dir,
@@ -141,6 +149,7 @@ func TestProviderForModel(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	o := agentrun(t, invocation{args: []string{"validate", "../../examples/quickstart.yaml", "../../examples/batch-eval.yaml"}})
 	require.Equal(t, 0, o.code, o.stderr)
 	assert.Contains(t, o.stdout, "../../examples/quickstart.yaml: valid, 3 jobs, 3 sessions\n")
@@ -155,6 +164,7 @@ func TestValidate(t *testing.T) {
 
 // TestSchema checks that the schema is a JSON Schema that every example satisfies.
 func TestSchema(t *testing.T) {
+	t.Parallel()
 	o := agentrun(t, invocation{args: []string{"schema"}})
 	require.Equal(t, 0, o.code, o.stderr)
 	assert.True(t, json.Valid([]byte(o.stdout)))
@@ -185,6 +195,7 @@ func TestSchema(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	o := agentrun(t, invocation{args: []string{"version"}})
 	assert.Equal(t, 0, o.code)
 	assert.Regexp(t, `^agentrun \S+ \(go\S+ \w+/\w+\)\n$`, o.stdout)
@@ -192,6 +203,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestVersionOf(t *testing.T) {
+	t.Parallel()
 	rev := "3f2a9c1d0e4b5a6978877665544332211000ffee"
 	vcs := func(modified string) []debug.BuildSetting {
 		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev}, {Key: "vcs.modified", Value: modified}}
@@ -218,6 +230,7 @@ func TestVersionOf(t *testing.T) {
 // TestVersionOfBinary checks that the binary built from a git checkout names its
 // revision, not a bare dev.
 func TestVersionOfBinary(t *testing.T) {
+	t.Parallel()
 	rev, err := exec.Command("git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Skipf("not a git checkout: %v", err)

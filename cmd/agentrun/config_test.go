@@ -8,6 +8,7 @@ import (
 )
 
 func TestCompactionFromEnvironment(t *testing.T) {
+	t.Parallel()
 	a := &App{Env: []string{"AGENTRUN_DP_BETA=0.5", "AGENTRUN_DP_MIN_KEEP_RATIO=0.4", "AGENTRUN_DP_E_FIXED=3", "HOME=/h"}}
 	cfg, err := a.config()
 	require.NoError(t, err)

@@ -278,6 +278,7 @@ func TestLiveDisplayStdoutToFile(t *testing.T) {
 // TestColorOn checks the colour conventions, for a stream on a terminal and one that is
 // not.
 func TestColorOn(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		env       []string
 		tty, pipe bool

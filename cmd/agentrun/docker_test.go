@@ -46,6 +46,7 @@ func readDockerfile(t *testing.T) [][]dockerInstruction {
 // versioned binary, and a runtime stage with the agent's tools, a non-root user and
 // tini as PID 1 in front of agentrun.
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	_ = buildVersion // the -X main.buildVersion target exists
 	stages := readDockerfile(t)
 	require.GreaterOrEqual(t, len(stages), 2, "multi-stage")
@@ -114,6 +115,7 @@ func dockerIgnored(patterns []string, path string) bool {
 // TestDockerignore checks that the build context leaves out the repository's history
 // and keeps every file the binary is built from.
 func TestDockerignore(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(repoRoot, ".dockerignore"))
 	require.NoError(t, err)
 	var patterns []string

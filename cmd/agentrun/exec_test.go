@@ -45,6 +45,7 @@ func projectDir(t *testing.T, env []string) string {
 // TestExecFormats checks exec's three stdout formats, with the prompt as an argument
 // and on stdin.
 func TestExecFormats(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		args  []string
@@ -102,6 +103,7 @@ func TestExecFormats(t *testing.T) {
 // TestExecFailure checks that a session that fails (the model's answer is cut at
 // max_tokens) exits 1 and still ends its stream with a result.
 func TestExecFailure(t *testing.T) {
+	t.Parallel()
 	dir, env, script := execSetup(t, "steps:\n  - text: This answer is cut\n    stop: max_tokens\n")
 	o := agentrun(t, invocation{args: []string{"exec", "--script", script, "--output-format", "stream-json", "Go."}, env: env, dir: dir})
 	assert.Equal(t, 1, o.code, o.stderr)
@@ -115,6 +117,7 @@ func TestExecFailure(t *testing.T) {
 // TestExecSessions checks --session (create, then resume the same conversation),
 // --continue, --fork and --list-sessions.
 func TestExecSessions(t *testing.T) {
+	t.Parallel()
 	dir, env, script := execSetup(t, turnsScript)
 	run := func(args ...string) outcome {
 		t.Helper()
@@ -174,6 +177,7 @@ func TestExecSessions(t *testing.T) {
 // TestReplay checks that replaying a session's events.jsonl renders exactly its
 // transcript, and as stream-json exactly its stream.jsonl.
 func TestReplay(t *testing.T) {
+	t.Parallel()
 	spec := specDir(t, smallSpec("true"))
 	out := filepath.Join(filepath.Dir(spec), "out")
 	o := agentrun(t, invocation{args: []string{"run", spec, "--out", out, "--progress", "off"}})

@@ -28,6 +28,7 @@ const keyScript = `steps:
 // key set, checks that the key never reaches tools or the output folder, and stops the
 // server with SIGTERM.
 func TestFakeServer(t *testing.T) {
+	t.Parallel()
 	const key = "test-key-123"
 	dir := t.TempDir()
 	script := writeFile(t, dir, "server.yaml", keyScript)

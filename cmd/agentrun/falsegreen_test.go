@@ -28,6 +28,7 @@ func noteSpec(t *testing.T, settings string) (spec, out string) {
 // variable to set, unless the scripted model is asked for; elsewhere the run goes on and
 // its summaries say, as a banner, that no real model ran.
 func TestScriptedFallback(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		settings   string
 		env        []string
@@ -118,6 +119,7 @@ func TestScriptedFallback(t *testing.T) {
 // TestWorkspaceDefault checks that sessions that do not say mode: shared never edit the
 // same folder: each works in a copy of its own, and the original stays as it was.
 func TestWorkspaceDefault(t *testing.T) {
+	t.Parallel()
 	spec, out := noteSpec(t, "repeat: 2")
 	o := agentrun(t, invocation{args: []string{"run", spec, "--out", out, "--progress", "off"}})
 	require.Equal(t, 0, o.code, o.stderr)
@@ -137,6 +139,7 @@ func TestWorkspaceDefault(t *testing.T) {
 // TestFilterMatchesNothing checks that a --filter that selects no session is a usage
 // error, also for a dry run, rather than a green run of nothing.
 func TestFilterMatchesNothing(t *testing.T) {
+	t.Parallel()
 	spec, out := noteSpec(t, "repeat: 2")
 	for _, extra := range [][]string{nil, {"--dry-run"}} {
 		args := append([]string{"run", spec, "--out", out, "--filter", "nope,not-*"}, extra...)
@@ -152,6 +155,7 @@ func TestFilterMatchesNothing(t *testing.T) {
 // TestMatrixNameUnused checks that a matrix name that is no setting and that no
 // template uses stops validate and run, with a suggestion for a typo.
 func TestMatrixNameUnused(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		job        string
 		wantStderr []string
@@ -189,6 +193,7 @@ func TestMatrixNameUnused(t *testing.T) {
 // TestOverrideAgainstMatrix checks that --model and $AGENTRUN_MODEL (and their provider
 // kin) cannot make a session whose key names its model run another one.
 func TestOverrideAgainstMatrix(t *testing.T) {
+	t.Parallel()
 	spec := specDir(t, `version: 1
 defaults: {script: steps.yaml}
 jobs:
@@ -238,6 +243,7 @@ jobs:
 // workspace that is no git repository, stops validate and run with the spec's place,
 // instead of every session crashing.
 func TestValidateWorkspace(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		defaults, job string
 		wantStderr    []string
@@ -291,6 +297,7 @@ func TestValidateWorkspace(t *testing.T) {
 // TestDryRunResolved checks that a dry run shows the provider and model each session
 // will use, overrides applied, and warns about budgets that cannot hold.
 func TestDryRunResolved(t *testing.T) {
+	t.Parallel()
 	const key = "ANTHROPIC_API_KEY=sk-ant-dry-run-key-42"
 	tests := map[string]struct {
 		spec      string

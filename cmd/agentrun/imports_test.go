@@ -84,6 +84,7 @@ type listedPackage struct {
 // layer reaches into one it must not know (agent never sees transport, protocol is
 // the leaf).
 func TestImportGraph(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
 	require.NoError(t, err)
 	dec := json.NewDecoder(strings.NewReader(string(out)))
@@ -139,6 +140,7 @@ var goAllowed = map[string]bool{"runner": true, "agent/tools": true, "cmd/agentr
 // TestGoStatements checks that the go keyword appears only where DESIGN §1 allows it,
 // and that no package has a grab-bag name.
 func TestGoStatements(t *testing.T) {
+	t.Parallel()
 	root := filepath.Join("..", "..")
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {

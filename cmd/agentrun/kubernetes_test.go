@@ -170,6 +170,7 @@ func checkJob(t *testing.T, where string, j k8sJobSpec) (*k8sContainer, []deploy
 // a spec error (exit code 2), and writes to a persistent volume; the CronJob never
 // overlaps itself; every agentrun command names flags that exist.
 func TestKubernetesExamples(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "kubernetes", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
@@ -233,6 +234,7 @@ func TestKubernetesExamples(t *testing.T) {
 // TestShardFromEnvironment runs agentrun in-process with the shard in the environment,
 // as an Indexed Job pod or a matrix leg does, and reads the shard back from run.json.
 func TestShardFromEnvironment(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		env      []string
 		args     []string

@@ -23,6 +23,7 @@ const mcpScript = `steps:
 // (this test binary, as the SDK-built test server) and a streamable-HTTP one whose
 // bearer token comes from the environment.
 func TestExecMCPConfig(t *testing.T) {
+	t.Parallel()
 	web := mcptest.HTTP("tok-EXECSECRET")
 	defer web.Close()
 	dir, env, script := execSetup(t, mcpScript)
@@ -76,6 +77,7 @@ func TestExecMCPConfig(t *testing.T) {
 // error_mcp, no model call) and a config file with mistakes (exit 2, every problem
 // with its place).
 func TestExecMCPFailures(t *testing.T) {
+	t.Parallel()
 	dir, env, script := execSetup(t, mcpScript)
 	bin, err := mcptest.Link(dir, "mcp-test-server")
 	require.NoError(t, err)

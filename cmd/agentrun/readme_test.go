@@ -84,6 +84,7 @@ func commandsOf(block []string) (quick, test string) {
 }
 
 func TestReadmeCommands(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name            string
 		readme          string
@@ -231,6 +232,7 @@ func codeBlocks(md, lang string) []string {
 // and runs its spec as its commands do: in process and against fake-server --spec,
 // where every session passes with the same answers, retries and tool-call ids.
 func TestReadmeScripts(t *testing.T) {
+	t.Parallel()
 	section := readmeSection(t, "The scripted model")
 	dir := t.TempDir()
 	files := map[string]string{}

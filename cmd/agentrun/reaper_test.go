@@ -61,6 +61,7 @@ func startTagged(t *testing.T, tag string) *exec.Cmd {
 }
 
 func TestReap(t *testing.T) {
+	t.Parallel()
 	const tag = "0123456789abcdef01234567"
 	listed, ended := startGroup(t), startGroup(t)
 	escaped, otherRun := startTagged(t, tag), startTagged(t, "fedcba9876543210fedcba98")
@@ -77,6 +78,7 @@ func TestReap(t *testing.T) {
 }
 
 func TestTaggedProcesses(t *testing.T) {
+	t.Parallel()
 	const tag = "00112233445566778899aabb"
 	p := startTagged(t, tag)
 	assert.Equal(t, []int{p.Process.Pid}, taggedProcesses("/proc", tag))
@@ -86,6 +88,7 @@ func TestTaggedProcesses(t *testing.T) {
 }
 
 func TestReadGroups(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		in   string
 		want []int
@@ -146,6 +149,7 @@ func FuzzReadGroups(f *testing.F) {
 // still listed when agentrun goes away is killed; after a normal end nothing is but
 // what carries the run's tag.
 func TestReaperProcess(t *testing.T) {
+	t.Parallel()
 	t.Run("agentrun gone", func(t *testing.T) {
 		r := startReaper(agentrunBin, zap.NewNop())
 		require.NotNil(t, r)

@@ -80,6 +80,7 @@ func quoted(t *testing.T, s string) string {
 // then an exec session with a session store, and scans every file under --out and
 // $AGENTRUN_HOME for the secrets, raw and JSON- and XML-escaped.
 func TestNoSecretInAnyFile(t *testing.T) {
+	t.Parallel()
 	secrets := map[string]string{
 		"token":      `tok<&"'>/\-` + randomHex(t),
 		"file token": "ftok-" + randomHex(t),

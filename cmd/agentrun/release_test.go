@@ -16,6 +16,7 @@ import (
 // ./cmd/agentrun, static, with the version stamped in, the archive names action.yml
 // downloads, and SHA-256 checksums.
 func TestReleaseConfig(t *testing.T) {
+	t.Parallel()
 	var cfg struct {
 		Version     int    `yaml:"version"`
 		ProjectName string `yaml:"project_name"`

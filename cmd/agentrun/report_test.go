@@ -21,6 +21,7 @@ var detailBlocks = regexp.MustCompile(`<script type="application/octet-stream" i
 // embeds every session, and the merged summary names where the sessions' folders are
 // (runner's TestReportMerged reads the details).
 func TestReportCommand(t *testing.T) {
+	t.Parallel()
 	spec := specDir(t, smallSpec("grep -q hello note.txt"))
 	base := filepath.Dir(spec)
 	var shards []string

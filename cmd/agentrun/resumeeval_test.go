@@ -11,6 +11,7 @@ import (
 // TestResumeRefusesOtherModel checks that --resume and --rerun-failed keep no earlier
 // result of another resolved provider or model: a summary must not mix them.
 func TestResumeRefusesOtherModel(t *testing.T) {
+	t.Parallel()
 	spec, out := noteSpec(t, "repeat: 2")
 	run := func(env []string, args ...string) outcome {
 		return agentrun(t, invocation{args: append([]string{"run", spec, "--out", out, "--progress", "off"}, args...), env: baseEnv(t, env...)})
@@ -59,6 +60,7 @@ func TestResumeRefusesOtherModel(t *testing.T) {
 // failure is of a listed class and keeps the rest, so that a provider outage is run
 // again without running genuine check failures again.
 func TestRetryErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "steps.yaml", noteScript)
 	outage := writeFile(t, dir, "outage.yaml", "steps:\n  - text: never\n    fault: {status: 503, times: 1000}\n")

@@ -59,6 +59,7 @@ var sessionFiles = []string{"stream.jsonl", "events.jsonl", "transcript.txt", "m
 // with session_id and job_id, that every session opens with session_start and closes
 // with exactly one result, and that stdout carries each session's whole stream.
 func TestRunStreamJSON(t *testing.T) {
+	t.Parallel()
 	spec := specDir(t, smallSpec("grep -q hello note.txt"))
 	out := filepath.Join(filepath.Dir(spec), "out")
 	o := agentrun(t, invocation{args: []string{"run", spec, "--out", out, "--output-format", "stream-json"}})
@@ -104,6 +105,7 @@ func TestRunStreamJSON(t *testing.T) {
 // TestRunText checks the text stdout: every session line prefixed by its key, then the
 // summary table and headline; and the artifacts of every session.
 func TestRunText(t *testing.T) {
+	t.Parallel()
 	spec := specDir(t, smallSpec("grep -q hello note.txt"))
 	out := filepath.Join(filepath.Dir(spec), "out")
 	o := agentrun(t, invocation{args: []string{"run", spec, "--out", out}})
@@ -138,6 +140,7 @@ func TestRunText(t *testing.T) {
 
 // TestRunExitCodes checks the run's exit codes and what summary.json says.
 func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		spec       string
@@ -197,6 +200,7 @@ jobs:
 
 // TestDryRun checks that --dry-run lists the sessions and runs nothing.
 func TestDryRun(t *testing.T) {
+	t.Parallel()
 	spec := specDir(t, smallSpec("true"))
 	out := filepath.Join(filepath.Dir(spec), "out")
 	o := agentrun(t, invocation{args: []string{"run", spec, "--out", out, "--dry-run"}})
@@ -216,6 +220,7 @@ func TestDryRun(t *testing.T) {
 
 // TestRunLogFiles checks that run.log holds the same prefixed lines as text stdout.
 func TestRunLogFiles(t *testing.T) {
+	t.Parallel()
 	spec := specDir(t, smallSpec("true"))
 	out := filepath.Join(filepath.Dir(spec), "out")
 	o := agentrun(t, invocation{args: []string{"run", spec, "--out", out, "--concurrency", "1"}})

@@ -15,6 +15,7 @@ import (
 
 // TestSandboxCheck runs 'agentrun sandbox check' and compares it with the probe.
 func TestSandboxCheck(t *testing.T) {
+	t.Parallel()
 	o := agentrun(t, invocation{args: []string{"sandbox", "check"}})
 	require.Equal(t, 0, o.code, o.stderr)
 	for _, want := range []string{"user namespaces", "landlock", "seccomp", "no_new_privs", "cgroup v2"} {
@@ -37,6 +38,7 @@ const touchScript = `steps:
 // that the policy is stored with the session: a second run of the session without the
 // flags still has a read-only workspace, on disk.
 func TestExecSandboxPolicy(t *testing.T) {
+	t.Parallel()
 	level := sandbox.LevelLandlock
 	if sandbox.Probe().Supports(level) != nil {
 		t.Skip("this machine has no Landlock")
@@ -71,6 +73,7 @@ func TestExecSandboxPolicy(t *testing.T) {
 
 // TestExecSandboxUsage checks that a bad level or mode is a usage error.
 func TestExecSandboxUsage(t *testing.T) {
+	t.Parallel()
 	dir, env, script := execSetup(t, touchScript)
 	for _, args := range [][]string{{"--sandbox", "tight"}, {"--bash-mode", "0999"}} {
 		o := agentrun(t, invocation{args: append([]string{"exec", "--script", script}, append(args, "Go.")...), env: env, dir: dir})

@@ -62,6 +62,7 @@ func retries(t *testing.T, evs []map[string]any, exact bool) []retrySeen {
 // model and through `agentrun fake-server`, and checks that both are retried, or not,
 // alike: the same retry events and the same outcome.
 func TestScriptedFaultsInProcessAndOverHTTP(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name  string
 		fault string
@@ -172,6 +173,7 @@ func finalTexts(t *testing.T, out string) map[string]string {
 // script), in process and against `agentrun fake-server --spec`: every session plays
 // its own script either way.
 func TestFakeServerSessionScripts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "ws/README.md", "# ws\n")
 	for _, name := range []string{"greet", "review", "one", "two"} {
@@ -205,6 +207,7 @@ jobs:
 }
 
 func TestFakeServerSpecErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "a.yaml", "steps:\n  - text: a\n")
 	writeFile(t, dir, "b.yaml", "steps:\n  - txt: b\n")
@@ -254,6 +257,7 @@ const nestedScript = `steps:
 // checks in stream.jsonl that every tool call has an id of its own and that each
 // sub-agent's events name its own Task call in parent_tool_use_id.
 func TestNestedTaskIDs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeFile(t, dir, "ws/README.md", "# ws\n")
 	writeFile(t, dir, "nested.yaml", nestedScript)

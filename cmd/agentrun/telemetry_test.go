@@ -138,6 +138,7 @@ const (
 // trace context the tool process, the check and the provider saw, the metric points,
 // and that no secret is in any payload.
 func TestTelemetrySpanTree(t *testing.T) {
+	t.Parallel()
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()
 	model := newModelServer(t)
@@ -331,6 +332,7 @@ func TestTelemetrySpanTree(t *testing.T) {
 // TestTelemetryNotPropagatedToProvider checks that without the spec's consent no model
 // request carries the trace context, while tools still get it.
 func TestTelemetryNotPropagatedToProvider(t *testing.T) {
+	t.Parallel()
 	rcv := otlptest.NewReceiver()
 	defer rcv.Close()
 	model := newModelServer(t)

@@ -63,6 +63,7 @@ var workflowChecks = map[string]func(t *testing.T, w workflow){
 // agentrun action given only inputs it has and agentrun only flags it has, and step
 // outputs that exist.
 func TestExampleWorkflows(t *testing.T) {
+	t.Parallel()
 	action := loadAction(t)
 	files, err := filepath.Glob(filepath.Join(repoRoot, "examples", "github", "*.yml"))
 	require.NoError(t, err)
