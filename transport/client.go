@@ -262,7 +262,11 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	if req.Parent != "" && validHeaderValue(req.Parent) {
 		hreq.Header.Set(protocol.ParentHeader, req.Parent)
 	}
-	slot, aerr := c.opts.Limiter.Acquire(ctx, estimateTokens(hreq))
+	acquire := c.opts.Limiter.Acquire
+	if req.Parent != "" {
+		acquire = c.opts.Limiter.AcquireNested
+	}
+	slot, aerr := acquire(ctx, estimateTokens(hreq))
 	if aerr != nil {
 		ce := protocol.CancelError(ctx)
 		return &Error{Kind: ce.Kind, Message: ce.Message, ShouldRetry: -1}, partial, false

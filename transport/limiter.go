@@ -55,6 +55,7 @@ type Limiter struct {
 // waiter is one Acquire waiting its turn.
 type waiter struct {
 	tokens int64
+	nested bool          // a sub-agent's request: see AcquireNested
 	wake   chan struct{} // buffered: a state change that may admit it
 }
 
@@ -76,18 +77,34 @@ const announceEvery = 5 * time.Second
 // ends. Every wait is announced first (protocol.NoticeWait): waiting one's turn is
 // never a silent session.
 func (l *Limiter) Acquire(ctx context.Context, tokens int64) (*Slot, error) {
+	return l.acquire(ctx, &waiter{tokens: max(tokens, 0), wake: make(chan struct{}, 1)})
+}
+
+// AcquireNested is Acquire for a request made while another of the same session holds
+// its slot (a sub-agent's, while its parent's call waits for the Task tool): it goes to
+// the head of the queue and is not held back by the in-flight window, which the parent
+// already counts against, or the two would wait for each other. Pauses and the rate
+// buckets still apply.
+func (l *Limiter) AcquireNested(ctx context.Context, tokens int64) (*Slot, error) {
+	return l.acquire(ctx, &waiter{tokens: max(tokens, 0), nested: true, wake: make(chan struct{}, 1)})
+}
+
+func (l *Limiter) acquire(ctx context.Context, w *waiter) (*Slot, error) {
 	if l == nil {
 		return nil, ctx.Err()
 	}
-	w := &waiter{tokens: max(tokens, 0), wake: make(chan struct{}, 1)}
 	l.mu.Lock()
-	l.queue = append(l.queue, w)
+	if w.nested {
+		l.queue = append([]*waiter{w}, l.queue...)
+	} else {
+		l.queue = append(l.queue, w)
+	}
 	for {
 		now := l.now()
 		d, known := announceEvery, false
 		if l.queue[0] == w {
 			var held bool
-			d, known, held = l.delay(now, w.tokens)
+			d, known, held = l.delay(now, w)
 			l.hold(now, held)
 			if d <= 0 {
 				s := l.admit(now, w)
@@ -120,11 +137,12 @@ func (l *Limiter) Acquire(ctx context.Context, tokens int64) (*Slot, error) {
 // delay says how long the head of the queue, a request of tokens, must still wait:
 // the pause, then the in-flight limit (an unknown wait), then the buckets. held means
 // it waits for pacing or the window rather than a pause.
-func (l *Limiter) delay(now time.Time, tokens int64) (d time.Duration, known, held bool) {
+func (l *Limiter) delay(now time.Time, w *waiter) (d time.Duration, known, held bool) {
+	tokens := w.tokens
 	if l.until.After(now) {
 		return l.until.Sub(now), true, false
 	}
-	if l.window > 0 && l.inflight >= l.maxInflight() {
+	if !w.nested && l.window > 0 && l.inflight >= l.maxInflight() {
 		l.fullAt = l.admitted
 		return announceEvery, false, true
 	}

@@ -195,3 +195,29 @@ func TestLimiterAIMD(t *testing.T) {
 		assert.InDelta(t, want, l.Window(), 1e-9)
 	})
 }
+
+// TestLimiterNested checks that a sub-agent's request is admitted while its parent's
+// holds the only slot the window allows, ahead of the requests queued behind it: with
+// the window cut to one, the two would otherwise wait for each other for ever.
+func TestLimiterNested(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := transport.NewLimiter(nil)
+		// Two in flight and a 429: the window is cut to one, which the parent fills.
+		a, parent := acquire(t, l, 0), acquire(t, l, 0)
+		a.End(transport.RateLimited)
+		require.Equal(t, 1.0, l.Window())
+
+		queued := make(chan *transport.Slot, 1)
+		go func() { queued <- acquire(t, l, 0) }()
+		synctest.Wait() // the other session waits for the window
+		require.Empty(t, queued)
+
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		child, err := l.AcquireNested(ctx, 0)
+		require.NoError(t, err, "the sub-agent's request is not held back by its parent's slot")
+		child.End(transport.Succeeded) // a success: the window grows, and the other goes
+		(<-queued).End(transport.Succeeded)
+		parent.End(transport.Succeeded)
+	})
+}
