@@ -77,6 +77,17 @@ func tailOf(s string, n int) string {
 	return "…" + s[tailCut(s, n):]
 }
 
+// headCut is where the first n bytes of s end, moved back to a character boundary.
+func headCut(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return n
+}
+
 // tailCut is where the last n bytes of s start, moved forward to a character boundary.
 func tailCut(s string, n int) int {
 	cut := max(len(s)-n, 0)

@@ -49,12 +49,7 @@ func headOf(s string, n int) textPart {
 // headOfSize is the textPart of the first n bytes of s, the start of a text of size
 // bytes.
 func headOfSize(s string, size, n int) textPart {
-	if len(s) > n {
-		for n > 0 && s[n]&0xC0 == 0x80 {
-			n--
-		}
-		s = s[:n]
-	}
+	s = s[:headCut(s, n)]
 	size = max(size, len(s))
 	return textPart{Text: strings.ToValidUTF8(s, "\uFFFD"), Size: size, Cut: size - len(s)}
 }
@@ -62,11 +57,7 @@ func headOfSize(s string, size, n int) textPart {
 // tailExcerpt is the textPart of the last n bytes of s, the end of a text of size
 // bytes, cut at a character boundary.
 func tailExcerpt(s string, size, n int) textPart {
-	cut := max(len(s)-n, 0)
-	for cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut++
-	}
-	s = s[cut:]
+	s = s[tailCut(s, n):]
 	size = max(size, len(s))
 	return textPart{Text: strings.ToValidUTF8(s, "\uFFFD"), Size: size, Cut: size - len(s), Tail: true}
 }
