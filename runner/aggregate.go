@@ -106,13 +106,14 @@ func summarize(g Group, rows []Row) Group {
 	for _, r := range rows {
 		g.Sessions++
 		g.ByStatus[r.Status]++
-		t := tasks[taskOf(r)]
+		task := taskOf(r)
+		t := tasks[task]
 		t[0]++
 		if r.Status == protocol.StatusSuccess {
 			g.Passed++
 			t[1]++
 		}
-		tasks[taskOf(r)] = t
+		tasks[task] = t
 		g.Tokens += r.Usage.Total()
 		if r.CostUSD != nil {
 			g.CostUSD += *r.CostUSD

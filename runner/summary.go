@@ -215,27 +215,17 @@ func (s *Summary) warn(given []string) {
 
 // total recomputes the totals from the rows.
 func (s *Summary) total() {
+	// The run is counted as one group of all its sessions, as the aggregates count theirs.
+	all := summarize(Group{}, s.Sessions)
 	t := &s.Totals
-	t.Sessions, t.Passed, t.Failed, t.Reused = 0, 0, 0, 0
-	t.ByStatus = map[protocol.Status]int{}
-	t.Usage, t.CostUSD, t.CostComplete = protocol.Usage{}, 0, true
+	t.Sessions, t.Passed, t.Failed = all.Sessions, all.Passed, all.Sessions-all.Passed
+	t.ByStatus, t.CostUSD, t.CostComplete = all.ByStatus, all.CostUSD, all.CostComplete
+	t.Reused, t.Usage = 0, protocol.Usage{}
 	for _, r := range s.Sessions {
-		t.Sessions++
-		t.ByStatus[r.Status]++
-		if r.Status == protocol.StatusSuccess {
-			t.Passed++
-		} else {
-			t.Failed++
-		}
 		if r.Reused {
 			t.Reused++
 		}
 		t.Usage = t.Usage.Add(r.Usage)
-		if r.CostUSD != nil {
-			t.CostUSD += *r.CostUSD
-		} else {
-			t.CostComplete = false
-		}
 	}
 	t.Tokens = t.Usage.Total()
 	s.Aggregates = aggregate(s.Sessions)
