@@ -120,8 +120,6 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		o.int("schema_version", SchemaVersion)
 		o.str("session_id", s.SessionID)
 		o.str("job_id", s.JobID)
-		o.str("provider", s.Provider)
-		o.str("model", s.Model)
 		appendProvenance(&o, s.Provenance)
 		o.str("cwd", s.Cwd)
 		tools := s.Tools

@@ -35,9 +35,11 @@ const (
 	extModel   = "model"
 )
 
-// appendProvenance writes the members after provider and model, each only when set;
-// matrix names come in sorted order.
+// appendProvenance writes provider and model, always, then the other members, each
+// only when set; matrix names come in sorted order.
 func appendProvenance(o *jsonObject, p Provenance) {
+	o.str("provider", p.Provider)
+	o.str("model", p.Model)
 	if len(p.Matrix) > 0 {
 		o.key("matrix")
 		mo := jsonObject{buf: append(o.buf, '{'), first: true}

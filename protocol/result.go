@@ -140,8 +140,6 @@ type Check struct {
 func appendResult(o *jsonObject, r Result) {
 	o.str("session_id", r.SessionID)
 	o.str("job_id", r.JobID)
-	o.str("provider", r.Provider)
-	o.str("model", r.Model)
 	appendProvenance(o, r.Provenance)
 	o.str("status", string(r.Status))
 	o.str("subtype", r.Status.Subtype())
