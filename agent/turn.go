@@ -35,15 +35,17 @@ func (r *callResult) text() string {
 
 // request builds the next model request from the conversation.
 func (s *Session) request() protocol.Request {
+	system, tail := s.prompt.system(s.summary)
 	return protocol.Request{
-		Model:     s.cfg.Model,
-		System:    s.prompt.system(s.summary),
-		Messages:  s.conv,
-		Tools:     s.specs,
-		MaxTokens: s.cfg.MaxTokens,
-		Thinking:  s.cfg.Thinking,
-		Limits:    s.cfg.Limits,
-		Parent:    s.parent,
+		Model:      s.cfg.Model,
+		System:     system,
+		SystemTail: tail,
+		Messages:   s.conv,
+		Tools:      s.specs,
+		MaxTokens:  s.cfg.MaxTokens,
+		Thinking:   s.cfg.Thinking,
+		Limits:     s.cfg.Limits,
+		Parent:     s.parent,
 	}
 }
 

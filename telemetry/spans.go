@@ -139,7 +139,7 @@ func (s *span) begin() (string, trace.SpanKind, []attribute.KeyValue) {
 		attrs := append(s.chatAttrs(), sc.str(keyConversation, op.SessionID),
 			attribute.Int("gen_ai.request.max_tokens", op.Request.MaxTokens), attribute.Bool("gen_ai.request.stream", true))
 		if s.t.content {
-			attrs = append(attrs, sc.content("gen_ai.system_instructions", systemInstructions(op.Request.System)),
+			attrs = append(attrs, sc.content("gen_ai.system_instructions", systemInstructions(op.Request.SystemPrompt())),
 				sc.content("gen_ai.input.messages", inputMessages(op.Request.Messages)))
 		}
 		return "chat " + op.Model, trace.SpanKindClient, attrs
