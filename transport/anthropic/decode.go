@@ -120,7 +120,7 @@ func (d *Decoder) endError() error {
 	case err == nil:
 		return &transport.Error{Kind: protocol.ErrStream, Message: errNoStop}
 	case errors.Is(err, sse.ErrLineTooLong), errors.Is(err, sse.ErrEventTooLong):
-		return &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: " + err.Error()}
+		return &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: transport.RetryNo, Message: "response too large: " + err.Error()}
 	}
 	return err
 }

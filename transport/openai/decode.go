@@ -304,7 +304,7 @@ func (d *Decoder) complete() {
 func (d *Decoder) end() {
 	if err := d.events.Err(); err != nil {
 		if errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLong) {
-			d.err = &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: read chunk: " + err.Error()}
+			d.err = &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: transport.RetryNo, Message: "response too large: read chunk: " + err.Error()}
 			return
 		}
 		d.err = err

@@ -341,7 +341,7 @@ func (d *Decoder) finish(e *event, reason string) {
 func (d *Decoder) end() {
 	if err := d.events.Err(); err != nil {
 		if errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLong) {
-			d.err = &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: read event: " + err.Error()}
+			d.err = &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: transport.RetryNo, Message: "response too large: read event: " + err.Error()}
 			return
 		}
 		d.err = err
