@@ -27,7 +27,7 @@ var allowedImports = map[string][]string{
 	"transport/jsonscan":      {},
 	"transport/anthropic":     {"transport", "transport/jsonscan", "transport/sse", "protocol"},
 	"transport/openai":        {"transport", "transport/jsonscan", "transport/openai/wire", "transport/sse", "protocol"},
-	"transport/openai/wire":   {},
+	"transport/openai/wire":   {"transport", "protocol"},
 	"transport/responses":     {"transport", "transport/jsonscan", "transport/openai/wire", "transport/sse", "protocol"},
 	"transport/scripted":      {"protocol", "go.yaml.in/yaml/v3"},
 	"transport/transporttest": {"transport", "protocol", "fuzzguard", "github.com/stretchr/testify", "go.yaml.in/yaml/v3"},

@@ -123,7 +123,7 @@ func (d *Decoder) step() {
 		return
 	}
 	if ev.Type == "error" {
-		d.err = transportError(eventError(data))
+		d.err = eventError(data).TransportError("error event")
 		return
 	}
 	c := &d.chunk
@@ -134,7 +134,7 @@ func (d *Decoder) step() {
 	}
 	if c.isError() {
 		e, _ := wire.ParseErrorOrDetail(data) // an error chunk always has a shape it reads
-		d.err = transportError(e)
+		d.err = e.TransportError("error chunk")
 		return
 	}
 	if c.Usage != nil {
@@ -317,7 +317,7 @@ func (d *Decoder) end() {
 	msg := "stream ended without [DONE]"
 	if !d.sawData {
 		if e, ok := wire.ParseErrorOrDetail(d.head.Head()); ok {
-			d.err = transportError(e)
+			d.err = e.TransportError("error body")
 			return
 		}
 		if len(bytes.TrimSpace(d.head.Head())) > 0 {

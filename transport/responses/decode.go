@@ -130,7 +130,7 @@ func (d *Decoder) step() {
 	typ := e.Type
 	if typ == "" {
 		if e, ok := wire.ParseError(data); ok {
-			d.err = transportError(e, "error")
+			d.err = e.TransportError("error body")
 			return
 		}
 		typ = ev.Type
@@ -231,13 +231,13 @@ func (d *Decoder) apply(typ string, e *event) {
 		if e.Response != nil && e.Response.Error != nil {
 			ae = e.Response.Error.APIError()
 		}
-		d.err = transportError(ae, "response failed")
+		d.err = ae.TransportError("response failed")
 	case "error":
 		o := e.ErrorObject
 		if e.Error != nil {
 			o = *e.Error
 		}
-		d.err = transportError(o.APIError(), "error event")
+		d.err = o.APIError().TransportError("error event")
 	}
 }
 
@@ -350,7 +350,7 @@ func (d *Decoder) end() {
 	msg := "stream ended without response.completed"
 	if !d.sawEvent {
 		if e, ok := wire.ParseError(d.head.Head()); ok {
-			d.err = transportError(e, "error")
+			d.err = e.TransportError("error body")
 			return
 		}
 		if len(bytes.TrimSpace(d.head.Head())) > 0 {
