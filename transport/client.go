@@ -70,7 +70,7 @@ func MaxLine(l protocol.Limits) int {
 // TooLarge is the error of a response that passed one of its limits; setting names
 // the spec field.
 func TooLarge(what string, limit int64, setting string) *Error {
-	return &Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1,
+	return &Error{Kind: protocol.ErrTooLarge, ShouldRetry: RetryNo,
 		Message: fmt.Sprintf("response too large: %s passed %d bytes (limits.%s)", what, limit, setting)}
 }
 
@@ -257,7 +257,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	defer cancel(nil)
 	hreq, rerr := c.dialect.NewRequest(actx, req)
 	if rerr != nil {
-		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, partial, false
+		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: RetryNo}, partial, false
 	}
 	if req.Parent != "" && validHeaderValue(req.Parent) {
 		hreq.Header.Set(protocol.ParentHeader, req.Parent)
@@ -269,7 +269,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	slot, aerr := acquire(ctx, estimateTokens(hreq))
 	if aerr != nil {
 		ce := protocol.CancelError(ctx)
-		return &Error{Kind: ce.Kind, Message: ce.Message, ShouldRetry: -1}, partial, false
+		return &Error{Kind: ce.Kind, Message: ce.Message, ShouldRetry: RetryNo}, partial, false
 	}
 	defer func() { slot.End(outcome(err, stopped)) }()
 	r := newRedactor(hreq)

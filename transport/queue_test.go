@@ -9,7 +9,7 @@ import (
 )
 
 func TestQueue(t *testing.T) {
-	var q Queue
+	var q queue
 	assert.Equal(t, protocol.Message{}, q.Message(), "nothing current before the first Next")
 	assert.False(t, q.Next())
 
