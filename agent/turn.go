@@ -18,7 +18,7 @@ type callResult struct {
 	blocks  []protocol.Block
 	results []protocol.Block
 	usage   protocol.Usage
-	stop    string
+	stop    protocol.StopReason
 	err     *protocol.Error
 	apiTime time.Duration
 }
@@ -84,7 +84,7 @@ stream:
 			res.usage = m.Usage
 			m.UsageKind = "agent"
 		case protocol.KindStop:
-			res.stop = m.Reason
+			res.stop = m.Stop
 		case protocol.KindRetry:
 			if span != nil {
 				span.Retry(m, !a.empty() || len(res.results) > 0 || res.usage != (protocol.Usage{}), res.usage)

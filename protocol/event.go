@@ -74,7 +74,7 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		o.str("kind", kind)
 		o.strOpt("sub_session_id", m.SubSession)
 	case KindStop:
-		o.str("reason", m.Reason)
+		o.str("reason", string(m.Stop))
 	case KindContextUpdate:
 		o.str("kind", m.Context.Kind)
 		o.str("trigger", m.Context.Trigger)
@@ -240,7 +240,7 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 			m.UsageKind = "agent"
 		}
 	case KindStop:
-		m.Reason = w.Reason
+		m.Stop = StopReason(w.Reason)
 	case KindContextUpdate:
 		m.Context = ContextUpdate{Kind: w.Kind, Trigger: w.Trigger}
 	case KindError:

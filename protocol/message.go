@@ -137,7 +137,10 @@ type Message struct {
 	Usage      Usage
 	UsageKind  string
 	SubSession string
-	// Reason is the stop reason of KindStop and the reason of KindRetry.
+	// Stop is the stop reason of KindStop.
+	Stop StopReason
+	// Reason says why the transport retries, KindRetry: an error kind, a colon and the
+	// failure.
 	Reason string
 	// Attempt and DelayMS describe KindRetry: the attempt about to be made (1 is the
 	// first retry) and how long the transport waits before it.

@@ -87,7 +87,7 @@ func fieldsOf(m Message) ([]string, error) {
 		f.ext(extUsageKind, m.UsageKind)
 		f.ext(extSubSession, m.SubSession)
 	case KindStop:
-		f.add(m.Reason)
+		f.add(string(m.Stop))
 	case KindContextUpdate:
 		f.add(m.Context.Kind, m.Context.Trigger)
 	case KindSubAgentResult:
@@ -148,7 +148,7 @@ func addResult(f *frame, r Result) {
 	if r.TotalCostUSD != nil && !math.IsNaN(*r.TotalCostUSD) && !math.IsInf(*r.TotalCostUSD, 0) {
 		cost = strconv.FormatFloat(*r.TotalCostUSD, 'g', -1, 64)
 	}
-	f.add(r.SessionID, r.JobID, string(r.Status), boolField(r.IsError), r.StopReason,
+	f.add(r.SessionID, r.JobID, string(r.Status), boolField(r.IsError), string(r.StopReason),
 		strconv.Itoa(r.NumTurns), itoa(r.DurationMS), itoa(r.DurationAPIMS),
 		itoa(r.Usage.Input), itoa(r.Usage.Output), itoa(r.Usage.CacheRead), itoa(r.Usage.CacheCreation),
 		cost, r.Result, string(r.StructuredOutput), strconv.Itoa(r.Retries), strconv.Itoa(r.Attempts),
@@ -209,7 +209,7 @@ func messageOf(k Kind, fields []string) (Message, error) {
 	case KindUsage:
 		m.Usage = Usage{Input: p.int(), Output: p.int(), CacheRead: p.int(), CacheCreation: p.int()}
 	case KindStop:
-		m.Reason = p.next()
+		m.Stop = StopReason(p.next())
 	case KindContextUpdate:
 		m.Context = ContextUpdate{Kind: p.next(), Trigger: p.next()}
 	case KindSubAgentResult:
@@ -434,7 +434,7 @@ func list[T any](p *fieldParser, width int, item func() T) []T {
 
 func (p *fieldParser) result() *Result {
 	r := Result{SessionID: p.next(), JobID: p.next(), Status: Status(p.next()), IsError: p.flag(),
-		StopReason: p.next(), NumTurns: int(p.int()), DurationMS: p.int(), DurationAPIMS: p.int()}
+		StopReason: StopReason(p.next()), NumTurns: int(p.int()), DurationMS: p.int(), DurationAPIMS: p.int()}
 	r.Usage = Usage{Input: p.int(), Output: p.int(), CacheRead: p.int(), CacheCreation: p.int()}
 	if s := p.next(); s != "" {
 		v, err := strconv.ParseFloat(s, 64)

@@ -97,14 +97,14 @@ type Result struct {
 	JobID     string `json:"job_id"`
 	// Provenance says what produced the session (provider, model, matrix, ...).
 	Provenance
-	Status        Status   `json:"status"`
-	IsError       bool     `json:"is_error"`
-	StopReason    string   `json:"stop_reason"`
-	NumTurns      int      `json:"num_turns"`
-	DurationMS    int64    `json:"duration_ms"`
-	DurationAPIMS int64    `json:"duration_api_ms"`
-	Usage         Usage    `json:"usage"`
-	TotalCostUSD  *float64 `json:"total_cost_usd"`
+	Status        Status     `json:"status"`
+	IsError       bool       `json:"is_error"`
+	StopReason    StopReason `json:"stop_reason"`
+	NumTurns      int        `json:"num_turns"`
+	DurationMS    int64      `json:"duration_ms"`
+	DurationAPIMS int64      `json:"duration_api_ms"`
+	Usage         Usage      `json:"usage"`
+	TotalCostUSD  *float64   `json:"total_cost_usd"`
 	// Result is the final assistant text (or the error text when there is none).
 	Result string `json:"result"`
 	// StructuredOutput is the final answer parsed as JSON when the job has an
@@ -144,7 +144,7 @@ func appendResult(o *jsonObject, r Result) {
 	o.str("status", string(r.Status))
 	o.str("subtype", r.Status.Subtype())
 	o.bool("is_error", r.IsError)
-	o.str("stop_reason", r.StopReason)
+	o.str("stop_reason", string(r.StopReason))
 	o.int("num_turns", int64(r.NumTurns))
 	o.int("duration_ms", r.DurationMS)
 	o.int("duration_api_ms", r.DurationAPIMS)

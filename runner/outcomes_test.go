@@ -211,7 +211,7 @@ func assertMixedDetails(t *testing.T, out string, results map[string]*protocol.R
 	t.Helper()
 	success := results["success"]
 	assert.Equal(t, "Done: notes/success.txt written.", success.Result)
-	assert.Equal(t, "end_turn", success.StopReason)
+	assert.Equal(t, protocol.StopEndTurn, success.StopReason)
 	assert.Positive(t, success.Usage.Output)
 	if overHTTP {
 		assert.Nil(t, success.TotalCostUSD, "an unpriced model has no cost")

@@ -151,7 +151,7 @@ func (c *Claude) convert(m protocol.Message) error {
 		if len(call.blocks) == 0 && call.written {
 			return nil
 		}
-		reason := claudeStopReason(m.Reason)
+		reason := claudeStopReason(m.Stop)
 		return c.assistant(m.Parent, call, &reason)
 	case protocol.KindRetry:
 		delete(c.calls, m.Parent) // the transport starts the call again
@@ -305,7 +305,7 @@ func (c *Claude) error(m protocol.Message) error {
 			}
 		}
 		c.ncalls++
-		stop := "stop_sequence"
+		stop := string(protocol.StopSequence)
 		msg := claudeMessage{ID: "msg_" + c.hash("call", c.ncalls)[:24], Type: "message", Role: "assistant", Model: "<synthetic>",
 			Content: []claudeBlock{textBlock{Type: "text", Text: "API Error: " + m.Err.Message}}, StopReason: &stop}
 		return c.line(claudeAssistant{Type: "assistant", Message: msg, ParentToolUseID: parentOf(m.Parent), Error: word})

@@ -241,7 +241,7 @@ func (s *span) endChat(ctx context.Context, e agent.SpanEnd, seconds float64) {
 	attrs := append(s.chatAttrs(), s.sc.str(keyResponseModel, s.op.Model))
 	s.span.SetAttributes(s.sc.str(keyResponseModel, s.op.Model), attribute.Int("agentrun.retries", s.retries))
 	if e.Stop != "" {
-		s.span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{e.Stop}))
+		s.span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(e.Stop)}))
 	}
 	s.span.SetAttributes(usageAttrs(e.Usage)...)
 	s.cost(e.CostUSD, e.CostKnown)

@@ -86,7 +86,7 @@ func (m *Model) Attempt(ctx context.Context, req protocol.Request, yield func(pr
 	if !yield(protocol.Message{Kind: protocol.KindUsage, Usage: r.usage}) {
 		return nil
 	}
-	yield(protocol.Message{Kind: protocol.KindStop, Reason: r.stop})
+	yield(protocol.Message{Kind: protocol.KindStop, Stop: r.stop})
 	return nil
 }
 
