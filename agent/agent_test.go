@@ -197,7 +197,7 @@ func TestEnds(t *testing.T) {
 		give     [][]protocol.Message
 		maxTurns int
 		want     agent.End
-		wantKind string
+		wantKind protocol.ErrorKind
 	}{
 		"max turns":      {give: [][]protocol.Message{loop}, maxTurns: 3, want: agent.EndMaxTurns, wantKind: protocol.ErrMaxTurns},
 		"max tokens":     {give: [][]protocol.Message{{text("cut"), stop("max_tokens")}}, want: agent.EndMaxTokens, wantKind: protocol.ErrMaxTokens},

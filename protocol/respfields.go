@@ -103,7 +103,7 @@ func fieldsOf(m Message) ([]string, error) {
 		f.ext(extPrompt, s.Prompt)
 		f.ext(extTimestamp, s.Timestamp)
 	case KindError:
-		f.add(m.Err.Kind, m.Err.Message)
+		f.add(string(m.Err.Kind), m.Err.Message)
 	case KindRetry:
 		f.add(strconv.Itoa(m.Attempt), itoa(m.DelayMS), m.Reason)
 	case KindSessionStart:
@@ -156,7 +156,7 @@ func addResult(f *frame, r Result) {
 	if r.Error == nil {
 		f.add("", "", "")
 	} else {
-		f.add("1", r.Error.Kind, r.Error.Message)
+		f.add("1", string(r.Error.Kind), r.Error.Message)
 	}
 	f.add(countField(len(r.Checks), r.Checks == nil))
 	for _, c := range r.Checks {
@@ -218,7 +218,7 @@ func messageOf(k Kind, fields []string) (Message, error) {
 		s.Thinking, s.Text = p.next(), p.next()
 		m.Sub = &s
 	case KindError:
-		m.Err = Error{Kind: p.next(), Message: p.next()}
+		m.Err = Error{Kind: ErrorKind(p.next()), Message: p.next()}
 	case KindRetry:
 		m.Attempt = int(p.int())
 		m.DelayMS = p.int()
@@ -453,7 +453,7 @@ func (p *fieldParser) result() *Result {
 	switch hasErr {
 	case "":
 	case "1":
-		r.Error = &Error{Kind: kind, Message: msg}
+		r.Error = &Error{Kind: ErrorKind(kind), Message: msg}
 	default:
 		p.fail("error flag %q is not empty or 1", clip([]byte(hasErr)))
 	}

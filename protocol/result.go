@@ -72,22 +72,22 @@ func (s Status) Subtype() string {
 // "max_turns") or the message starts with it, and the message without a leading "s: "
 // or "kind: ", so that no word is said twice ("error_checks: checks: …").
 func (e Error) Describe(s Status) string {
-	msg := e.Message
+	msg, kind := e.Message, string(e.Kind)
 	for trimmed := ""; trimmed != msg; {
 		trimmed = msg
-		for _, p := range []string{string(s), e.Kind} {
+		for _, p := range []string{string(s), kind} {
 			if p != "" && strings.HasPrefix(msg, p+":") {
 				msg = strings.TrimLeft(msg[len(p)+1:], " ")
 			}
 		}
 	}
 	switch {
-	case e.Kind == "" || string(s) == e.Kind || string(s) == "error_"+e.Kind:
+	case kind == "" || string(s) == kind || string(s) == "error_"+kind:
 		return msg
 	case msg == "":
-		return e.Kind
+		return kind
 	}
-	return e.Kind + ": " + msg
+	return kind + ": " + msg
 }
 
 // Result is the terminal record of one session: the last event of its stream and the
@@ -188,7 +188,7 @@ func appendResult(o *jsonObject, r Result) {
 		o.buf = append(o.buf, "null"...)
 	} else {
 		eo := jsonObject{buf: append(o.buf, '{'), first: true}
-		eo.str("kind", r.Error.Kind)
+		eo.str("kind", string(r.Error.Kind))
 		eo.str("message", r.Error.Message)
 		o.buf = append(eo.buf, '}')
 	}

@@ -85,7 +85,7 @@ jobs:
 // outcome is what one session of the mixed run must end with.
 type outcome struct {
 	status  protocol.Status
-	errKind string
+	errKind protocol.ErrorKind
 	turns   int // -1: not checked
 }
 

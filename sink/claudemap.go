@@ -95,19 +95,22 @@ func claudeStopReason(r protocol.StopReason) string {
 
 // isAPIKind reports whether an error kind is a failure of the model API, which Claude
 // Code reports as a synthetic assistant message.
-func isAPIKind(kind string) bool {
+func isAPIKind(kind protocol.ErrorKind) bool {
 	switch kind {
 	case protocol.ErrRateLimit, protocol.ErrOverloaded, protocol.ErrServer, protocol.ErrTimeout,
 		protocol.ErrInactivity, protocol.ErrAuth, protocol.ErrRequest, protocol.ErrNetwork, protocol.ErrStream,
 		protocol.ErrMaxTokens:
 		return true
+	case protocol.ErrTool, protocol.ErrBudget, protocol.ErrTooLarge, protocol.ErrMaxTurns, protocol.ErrCancelled,
+		protocol.ErrCompact, protocol.ErrPanic, protocol.ErrChecks, protocol.ErrSchema, protocol.ErrInternal,
+		protocol.ErrMCP, protocol.ErrMCPDeclined:
 	}
 	return false
 }
 
 // apiError maps an error kind onto the HTTP status Claude Code reports (nil when there
 // is none) and its SDKAssistantMessageError word.
-func apiError(kind string) (*int, string) {
+func apiError(kind protocol.ErrorKind) (*int, string) {
 	status := func(n int) *int { return &n }
 	switch kind {
 	case protocol.ErrRateLimit:
@@ -122,8 +125,10 @@ func apiError(kind string) (*int, string) {
 		return status(400), "invalid_request"
 	case protocol.ErrMaxTokens:
 		return nil, "max_output_tokens"
+	default:
+		// Claude Code has no word for the others (timeouts, network and stream trouble).
+		return nil, "unknown"
 	}
-	return nil, "unknown"
 }
 
 // terminalReason is Claude Code's terminal_reason for a status; empty when none fits.

@@ -133,7 +133,7 @@ func TestRedactorFields(t *testing.T) {
 		{Kind: protocol.KindUsage, UsageKind: s, SubSession: s},
 		{Kind: protocol.KindStop, Stop: protocol.StopReason(s)},
 		{Kind: protocol.KindContextUpdate, Context: protocol.ContextUpdate{Kind: s, Trigger: s}},
-		{Kind: protocol.KindError, Err: protocol.Error{Kind: s, Message: "401: invalid x-api-key " + s}},
+		{Kind: protocol.KindError, Err: protocol.Error{Kind: protocol.ErrorKind(s), Message: "401: invalid x-api-key " + s}},
 		{Kind: protocol.KindRetry, Reason: s},
 		{Kind: protocol.KindSubAgentStart, Sub: &protocol.SubAgent{SessionID: s, Description: s, Prompt: s, Timestamp: s}},
 		{Kind: protocol.KindSubAgentResult, Sub: &protocol.SubAgent{SessionID: s, Status: s, Thinking: s, Text: s}},
@@ -143,7 +143,7 @@ func TestRedactorFields(t *testing.T) {
 		// Ids, key, status and digest come from agentrun itself and are kept as they are.
 		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "sess", JobID: "job", Status: protocol.StatusSuccess, StopReason: protocol.StopReason(s),
 			Result: "the key is " + s, StructuredOutput: json.RawMessage(`{"key":"` + s + `","n":[1]}`), TotalCostUSD: &cost,
-			Checks: []protocol.Check{{Name: s, Output: s}}, Error: &protocol.Error{Kind: s, Message: s}, SpecDigest: "digest", Key: "key",
+			Checks: []protocol.Check{{Name: s, Output: s}}, Error: &protocol.Error{Kind: protocol.ErrorKind(s), Message: s}, SpecDigest: "digest", Key: "key",
 			MCPServers: []protocol.MCPServer{{Name: s, Reason: "401 for token " + s}}}},
 		{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: s, Transport: s, Status: s, Reason: "Bearer " + s}},
 		{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "mcp__x__y", ID: "t", Input: `{}`, Server: s}},

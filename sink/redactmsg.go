@@ -20,7 +20,7 @@ func (r *Redactor) redactMessage(m protocol.Message) protocol.Message {
 	m.Result.Server = red(m.Result.Server)
 	m.UsageKind, m.SubSession, m.Reason = red(m.UsageKind), red(m.SubSession), red(m.Reason)
 	m.Stop = protocol.StopReason(red(string(m.Stop)))
-	m.Err = protocol.Error{Kind: red(m.Err.Kind), Message: red(m.Err.Message)}
+	m.Err = protocol.Error{Kind: protocol.ErrorKind(red(string(m.Err.Kind))), Message: red(m.Err.Message)}
 	m.Context = protocol.ContextUpdate{Kind: red(m.Context.Kind), Trigger: red(m.Context.Trigger)}
 	if m.Sub != nil {
 		s := *m.Sub
@@ -77,7 +77,7 @@ func (r *Redactor) redactResult(f protocol.Result) *protocol.Result {
 		f.StructuredOutput = json.RawMessage(r.redactJSON(string(f.StructuredOutput)))
 	}
 	if f.Error != nil {
-		f.Error = &protocol.Error{Kind: red(f.Error.Kind), Message: red(f.Error.Message)}
+		f.Error = &protocol.Error{Kind: protocol.ErrorKind(red(string(f.Error.Kind))), Message: red(f.Error.Message)}
 	}
 	if f.Checks != nil {
 		checks := make([]protocol.Check, len(f.Checks))

@@ -177,7 +177,7 @@ func (t *Text) render(m protocol.Message) {
 	case protocol.KindError:
 		head := "✗ error"
 		if m.Err.Kind != "" {
-			head += "[" + fold(m.Err.Kind, 40) + "]"
+			head += "[" + fold(string(m.Err.Kind), 40) + "]"
 		}
 		ls := strings.Split(strings.TrimSpace(Clean(m.Err.Message)), "\n")
 		t.lines(p, styleRed, head+": ", ls)

@@ -13,7 +13,7 @@ func (c *chunk) isError() bool { return wire.Truthy(c.Error) || c.Object == "err
 
 // errorKind classifies e: an HTTP status code first, then the type word, then a string
 // code; an error nothing classifies is a server error.
-func errorKind(e wire.APIError) string {
+func errorKind(e wire.APIError) protocol.ErrorKind {
 	if e.Status != 0 {
 		return protocol.KindForStatus(e.Status)
 	}

@@ -110,7 +110,7 @@ func stop(reason protocol.StopReason) protocol.Message {
 	return protocol.Message{Kind: protocol.KindStop, Stop: reason}
 }
 
-func fail(kind string) protocol.Message {
+func fail(kind protocol.ErrorKind) protocol.Message {
 	return protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: kind}}
 }
 

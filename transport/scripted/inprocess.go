@@ -23,7 +23,7 @@ type AttemptError struct {
 	body   []byte
 }
 
-func (e *AttemptError) Error() string { return e.Err.Kind + ": " + e.Err.Message }
+func (e *AttemptError) Error() string { return string(e.Err.Kind) + ": " + e.Err.Message }
 
 // Protocol returns the failure as the HTTP transport classifies it.
 func (e *AttemptError) Protocol() protocol.Error { return e.Err }
