@@ -140,7 +140,7 @@ func (t *taskTool) runTask(ctx context.Context, callID string, raw json.RawMessa
 		b.WriteString("\n")
 		b.WriteString(out.FinalText)
 	}
-	return tools.Result{Content: b.String(), IsError: status != "ok", Summary: fmt.Sprintf("Task(%s) %s", in.Description, status)}
+	return tools.Result{Content: b.String(), IsError: status != "ok"}
 }
 
 // lastThinking returns the thinking text of the last assistant turn.

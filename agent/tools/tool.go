@@ -26,8 +26,6 @@ type Result struct {
 	Content string
 	// IsError marks a failed call.
 	IsError bool
-	// Summary is one short line for human logs, such as "Read(a.txt) [3 lines, 12 bytes]".
-	Summary string
 }
 
 // Env is what a tool call may touch.
