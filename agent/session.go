@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -181,8 +180,8 @@ type serverTool struct {
 
 func (t serverTool) Spec() protocol.ToolSpec { return t.spec }
 
-func (t serverTool) Run(ctx context.Context, _ *tools.Env, input json.RawMessage) tools.Result {
-	return t.set.Call(ctx, t.spec.Name, input)
+func (t serverTool) Run(ctx context.Context, call tools.Call) tools.Result {
+	return t.set.Call(ctx, t.spec.Name, call.Input)
 }
 
 // serverOf names the MCP server of a tool, "" for a built-in one.

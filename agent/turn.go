@@ -150,12 +150,10 @@ func (s *Session) runTool(ctx context.Context, call protocol.ToolCall) (tr proto
 		}
 	}()
 	var r tools.Result
-	if tt, ok := t.(*taskTool); ok {
-		r = tt.runTask(ctx, call.ID, json.RawMessage(input))
-	} else if s.deps.Tools != nil && touchesMachine(call.Name) {
+	if s.deps.Tools != nil && touchesMachine(call.Name) {
 		r = s.deps.Tools.RunTool(ctx, call.Name, json.RawMessage(input))
 	} else {
-		r = t.Run(ctx, &s.env, json.RawMessage(input))
+		r = t.Run(ctx, tools.Call{ID: call.ID, Input: json.RawMessage(input), Env: &s.env})
 	}
 	max := s.cfg.MaxOutput
 	if max <= 0 {

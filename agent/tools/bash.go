@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -41,9 +40,10 @@ func (Bash) Spec() protocol.ToolSpec {
 }
 
 // Run checks the command against the policy and runs it.
-func (Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (Bash) Run(ctx context.Context, call Call) Result {
+	env := call.Env
 	var in bashInput
-	if err := decodeInput(input, &in); err != nil {
+	if err := decodeInput(call.Input, &in); err != nil {
 		return failure(err.Error())
 	}
 	if in.Command == nil || strings.TrimSpace(*in.Command) == "" {

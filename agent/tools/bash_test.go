@@ -74,7 +74,7 @@ func TestBashErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := Bash{}.Run(context.Background(), newEnv(t, policy.DefaultMode), json.RawMessage(tt.give))
+			res := Bash{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give), Env: newEnv(t, policy.DefaultMode)})
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 		})
@@ -98,7 +98,7 @@ func runWatched(t *testing.T, ctx context.Context, env *Env, input in) Result {
 	b, err := json.Marshal(input)
 	require.NoError(t, err)
 	done := make(chan Result, 1)
-	go func() { done <- Bash{}.Run(ctx, env, b) }()
+	go func() { done <- Bash{}.Run(ctx, Call{Input: b, Env: env}) }()
 	select {
 	case res := <-done:
 		return res

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -41,9 +40,10 @@ func (Edit) Spec() protocol.ToolSpec {
 }
 
 // Run edits the file.
-func (Edit) Run(_ context.Context, env *Env, input json.RawMessage) Result {
+func (Edit) Run(_ context.Context, call Call) Result {
+	env := call.Env
 	var in editInput
-	if err := decodeInput(input, &in); err != nil {
+	if err := decodeInput(call.Input, &in); err != nil {
 		return failure(err.Error())
 	}
 	if in.Path == nil || *in.Path == "" {

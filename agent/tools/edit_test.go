@@ -110,7 +110,7 @@ func TestEditErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"main.go": editSource, "crlf.txt": "a\r\nb\r\n", "dir/x": "", "bin.dat": "a\x00b"})
-			res := Edit{}.Run(context.Background(), env, json.RawMessage(tt.give))
+			res := Edit{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give), Env: env})
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 			got, err := os.ReadFile(filepath.Join(env.Workspace, "main.go"))

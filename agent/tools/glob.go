@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -47,9 +46,10 @@ type globHit struct {
 }
 
 // Run lists the matching files.
-func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (Glob) Run(ctx context.Context, call Call) Result {
+	env := call.Env
 	var in globInput
-	if err := decodeInput(input, &in); err != nil {
+	if err := decodeInput(call.Input, &in); err != nil {
 		return failure(err.Error())
 	}
 	if in.Pattern == nil || *in.Pattern == "" {

@@ -122,7 +122,7 @@ func TestGlobErrors(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			env := setupGlob(t)
-			res := Glob{}.Run(context.Background(), env, json.RawMessage(tt.give))
+			res := Glob{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give), Env: env})
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 		})
@@ -134,7 +134,7 @@ func TestGlobCancelled(t *testing.T) {
 	env := setupGlob(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := Glob{}.Run(ctx, env, json.RawMessage(`{"pattern":"**"}`))
+	res := Glob{}.Run(ctx, Call{Input: json.RawMessage(`{"pattern":"**"}`), Env: env})
 	assert.True(t, res.IsError)
 	assert.Contains(t, res.Content, "context canceled")
 }

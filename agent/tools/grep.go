@@ -3,7 +3,6 @@ package tools
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -76,9 +75,10 @@ type grepSearch struct {
 }
 
 // Run searches.
-func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (Grep) Run(ctx context.Context, call Call) Result {
+	env := call.Env
 	var in grepInput
-	if err := decodeInput(input, &in); err != nil {
+	if err := decodeInput(call.Input, &in); err != nil {
 		return failure(err.Error())
 	}
 	if in.Pattern == nil || *in.Pattern == "" {

@@ -107,7 +107,7 @@ func TestGrepErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := Grep{}.Run(context.Background(), newEnv(t, policy.DefaultMode), json.RawMessage(tt.give))
+			res := Grep{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give), Env: newEnv(t, policy.DefaultMode)})
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 		})

@@ -3,7 +3,6 @@ package tools
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -42,9 +41,10 @@ func (Read) Spec() protocol.ToolSpec {
 }
 
 // Run reads the file.
-func (Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (Read) Run(ctx context.Context, call Call) Result {
+	env := call.Env
 	var in readInput
-	if err := decodeInput(input, &in); err != nil {
+	if err := decodeInput(call.Input, &in); err != nil {
 		return failure(err.Error())
 	}
 	if in.Path == nil || *in.Path == "" {

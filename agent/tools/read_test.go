@@ -108,7 +108,7 @@ func TestReadErrors(t *testing.T) {
 			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"a.txt": "a\n", "dir/x": "x", "bin.dat": "ab\x00cd"})
 			require.NoError(t, syscall.Mkfifo(filepath.Join(env.Workspace, "fifo"), 0o644))
-			res := Read{}.Run(context.Background(), env, json.RawMessage(tt.give))
+			res := Read{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give), Env: env})
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 		})

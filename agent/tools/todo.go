@@ -78,9 +78,9 @@ func (TodoWrite) Spec() protocol.ToolSpec {
 }
 
 // Run validates and renders the list.
-func (TodoWrite) Run(_ context.Context, _ *Env, input json.RawMessage) Result {
+func (TodoWrite) Run(_ context.Context, call Call) Result {
 	var in todoInput
-	if err := decodeInput(input, &in); err != nil {
+	if err := decodeInput(call.Input, &in); err != nil {
 		return failure(err.Error())
 	}
 	if in.Todos == nil {

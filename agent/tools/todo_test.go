@@ -34,7 +34,7 @@ func TestTodoWrite(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := TodoWrite{}.Run(context.Background(), nil, json.RawMessage(tt.give))
+			res := TodoWrite{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give)})
 			assert.False(t, res.IsError, res.Content)
 			assert.Equal(t, tt.want, res.Content)
 		})
@@ -63,7 +63,7 @@ func TestTodoWriteValidation(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := TodoWrite{}.Run(context.Background(), nil, json.RawMessage(tt.give))
+			res := TodoWrite{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give)})
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 		})

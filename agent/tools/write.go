@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -35,9 +34,10 @@ func (Write) Spec() protocol.ToolSpec {
 }
 
 // Run writes the file.
-func (Write) Run(_ context.Context, env *Env, input json.RawMessage) Result {
+func (Write) Run(_ context.Context, call Call) Result {
+	env := call.Env
 	var in writeInput
-	if err := decodeInput(input, &in); err != nil {
+	if err := decodeInput(call.Input, &in); err != nil {
 		return failure(err.Error())
 	}
 	if in.Path == nil || *in.Path == "" {

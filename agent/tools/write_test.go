@@ -71,7 +71,7 @@ func TestWriteErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"dir/x": "x", "file.txt": "f"})
-			res := Write{}.Run(context.Background(), env, json.RawMessage(tt.give))
+			res := Write{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give), Env: env})
 			assert.True(t, res.IsError)
 			assert.True(t, strings.HasPrefix(res.Content, tt.want), res.Content)
 		})
