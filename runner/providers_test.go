@@ -74,7 +74,7 @@ func gated(entered chan<- string, release <-chan struct{}) agent.Provider {
 				return
 			}
 			if yield(protocol.Message{Kind: protocol.KindText, Text: "released"}) {
-				yield(protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"})
+				yield(protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"})
 			}
 		}
 	}}

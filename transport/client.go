@@ -192,7 +192,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 					if relaxed, dropped, ok := rx.Relax(req, te); ok {
 						req = relaxed
 						if !yield(protocol.Message{Kind: protocol.KindRetry, Attempt: attempt,
-							Reason: te.Kind + ": the server refused " + dropped + "; sending the request once more without it: " + te.Message}) {
+							Reason: string(te.Kind) + ": the server refused " + dropped + "; sending the request once more without it: " + te.Message}) {
 							return
 						}
 						continue
@@ -209,7 +209,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 				c.opts.Limiter.Pause(delay)
 			}
 			if !yield(protocol.Message{Kind: protocol.KindRetry, Attempt: attempt, DelayMS: delay.Milliseconds(),
-				Reason: te.Kind + ": " + te.Message}) {
+				Reason: string(te.Kind) + ": " + te.Message}) {
 				return
 			}
 			waited += delay

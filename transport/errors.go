@@ -12,7 +12,7 @@ import (
 
 // Error is a classified transport failure. Kind is one of the protocol error kinds.
 type Error struct {
-	Kind string
+	Kind protocol.ErrorKind
 	// Status is the HTTP status, or 0 when no response arrived (or the failure came
 	// after a 200, mid-stream).
 	Status int
@@ -39,7 +39,7 @@ const (
 	RetryNo
 )
 
-func (e *Error) Error() string { return e.Kind + ": " + e.Message }
+func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
 
 // Retryable reports whether the same request may succeed if made again.
 func (e *Error) Retryable() bool {

@@ -59,10 +59,10 @@ func TestEventDecoder(t *testing.T) {
 		body    io.Reader
 		limits  protocol.Limits
 		atEnd   string
-		want    []string // the messages' texts, "<stop>" for a stop
-		seen    []string // the events the switch was given
-		ends    int      // how often end was called
-		wantErr string   // the *Error's Kind, or "read" for errRead
+		want    []string           // the messages' texts, "<stop>" for a stop
+		seen    []string           // the events the switch was given
+		ends    int                // how often end was called
+		wantErr protocol.ErrorKind // the *Error's Kind, or "read" for errRead
 		retry   RetryVerdict
 	}{
 		"one event's messages, then the next event's": {

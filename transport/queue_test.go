@@ -21,7 +21,7 @@ func TestQueue(t *testing.T) {
 	assert.False(t, q.Next(), "both handed out")
 	assert.Equal(t, protocol.Message{}, q.Message(), "emptied for the next event")
 
-	q.Push(protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"})
+	q.Push(protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"})
 	assert.True(t, q.Next())
 	assert.Equal(t, protocol.KindStop, q.Message().Kind)
 	assert.Len(t, q.msgs, 1, "the emptied queue is reused, not grown")

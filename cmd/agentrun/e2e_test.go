@@ -190,13 +190,13 @@ func ranTool(t *testing.T, s e2eSession, withKeys bool) {
 
 // recovered checks a session that succeeded after n retries of the given error kind;
 // midStream means each failed attempt had sent part of its response first.
-func recovered(n int, kind string, midStream bool) func(t *testing.T, s e2eSession) {
+func recovered(n int, kind protocol.ErrorKind, midStream bool) func(t *testing.T, s e2eSession) {
 	return func(t *testing.T, s e2eSession) {
 		t.Helper()
 		retries := s.of(protocol.KindRetry)
 		require.Len(t, retries, n, "%s: retry events", s.key)
 		for _, r := range retries {
-			assert.True(t, strings.HasPrefix(r.Reason, kind+": "), "%s: retry reason %q, want kind %s", s.key, r.Reason, kind)
+			assert.True(t, strings.HasPrefix(r.Reason, string(kind)+": "), "%s: retry reason %q, want kind %s", s.key, r.Reason, kind)
 		}
 		if midStream {
 			first := slices.IndexFunc(s.events, func(m protocol.Message) bool { return m.Kind == protocol.KindRetry })
@@ -210,7 +210,7 @@ func recovered(n int, kind string, midStream bool) func(t *testing.T, s e2eSessi
 
 // failed checks a session that ended with an error of kind after n retry events (-1:
 // any number) and never ran its tool.
-func failed(kind string, n int) func(t *testing.T, s e2eSession) {
+func failed(kind protocol.ErrorKind, n int) func(t *testing.T, s e2eSession) {
 	return func(t *testing.T, s e2eSession) {
 		t.Helper()
 		require.NotNil(t, s.result.Error, s.key)
@@ -242,7 +242,7 @@ func stalledOut(t *testing.T, s e2eSession) {
 	failed(protocol.ErrInactivity, retriesBeforeGivingUp)(t, s)
 	assert.NotEmpty(t, s.of(protocol.KindText), "%s: each attempt stalled after its first words", s.key)
 	for _, r := range s.of(protocol.KindRetry) {
-		assert.True(t, strings.HasPrefix(r.Reason, protocol.ErrInactivity+": "), "%s: retry reason %q", s.key, r.Reason)
+		assert.True(t, strings.HasPrefix(r.Reason, string(protocol.ErrInactivity)+": "), "%s: retry reason %q", s.key, r.Reason)
 	}
 	assert.Contains(t, s.result.Error.Message, "no bytes received within the idle timeout",
 		"%s: the transport, not the watchdog, ended the session", s.key)

@@ -23,7 +23,7 @@ import (
 // content_block_stop, its input the concatenated input_json_delta fragments ("{}" when
 // there are none). message_stop ends the stream with one KindUsage (message_start's
 // counts, each replaced by message_delta's when present) and one KindStop carrying the
-// stop reason as the API gave it.
+// stop reason as the API gave it: the API's words are protocol.StopReason's.
 //
 // A tool_use block still open at message_stop is emitted with its partial input, unless
 // the stop reason is max_tokens: then its input is truncated by construction and a tool
@@ -42,7 +42,7 @@ type Decoder struct {
 	transport.EventDecoder
 	blocks map[int]*block
 	usage  protocol.Usage
-	reason string
+	reason protocol.StopReason
 
 	wire wireEvent        // the event being applied, reused to spare an allocation per event
 	scan jsonscan.Scanner // reads the events' data
@@ -104,7 +104,7 @@ func (d *Decoder) event(e sse.Event) {
 		}
 	case "message_delta":
 		if w.Delta.StopReason != nil {
-			d.reason = *w.Delta.StopReason
+			d.reason = protocol.StopReason(*w.Delta.StopReason)
 		}
 		if w.Usage != nil {
 			d.replaceUsage(w.Usage)
@@ -234,13 +234,13 @@ func (d *Decoder) messageStop() {
 	for _, i := range open {
 		b := d.blocks[i]
 		delete(d.blocks, i)
-		if b.typ == "tool_use" && d.reason == "max_tokens" {
+		if b.typ == "tool_use" && d.reason == protocol.StopMaxTokens {
 			continue // truncated input: see the Decoder comment
 		}
 		d.finish(b)
 	}
 	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage})
-	d.Push(protocol.Message{Kind: protocol.KindStop, Reason: d.reason})
+	d.Push(protocol.Message{Kind: protocol.KindStop, Stop: d.reason})
 	d.Finish()
 }
 

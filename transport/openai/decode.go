@@ -249,7 +249,7 @@ func (d *Decoder) flushCalls() {
 func (d *Decoder) complete() {
 	d.flushCalls()
 	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage},
-		protocol.Message{Kind: protocol.KindStop, Reason: d.stopReason()})
+		protocol.Message{Kind: protocol.KindStop, Stop: d.stopReason()})
 	d.Finish()
 }
 
@@ -274,24 +274,24 @@ func (d *Decoder) end() {
 
 // stopReason maps the finish_reason to the internal stop reason. Tool use is derived
 // from the calls actually made, since several servers say "stop" for tool calls.
-func (d *Decoder) stopReason() string {
+func (d *Decoder) stopReason() protocol.StopReason {
 	switch d.finish {
 	case "length":
-		return "max_tokens"
+		return protocol.StopMaxTokens
 	case "content_filter":
-		return "refusal"
+		return protocol.StopRefusal
 	}
 	if d.emitted > 0 {
-		return "tool_use"
+		return protocol.StopToolUse
 	}
 	switch d.finish {
 	case "", "stop", "eos", "end_turn", "stop_sequence", "tool_calls", "function_call":
 		if d.refused {
-			return "refusal"
+			return protocol.StopRefusal
 		}
-		return "end_turn"
+		return protocol.StopEndTurn
 	}
-	return d.finish
+	return protocol.StopReason(d.finish)
 }
 
 // normalizeUsage converts Chat usage to the internal form, where input excludes cached

@@ -157,30 +157,24 @@ func (d *Decoder) apply(typ string, e *event) {
 		}
 	case "response.completed":
 		d.flushCalls()
-		reason := "end_turn"
+		reason := protocol.StopEndTurn
 		switch {
 		case e.Response.atLimit():
 			// Some servers (Ollama) report completed when the answer stopped at
 			// max_output_tokens: the answer is truncated, whatever the status says.
-			reason = "max_tokens"
+			reason = protocol.StopMaxTokens
 		case d.emitted > 0:
-			reason = "tool_use"
+			reason = protocol.StopToolUse
 		case d.refused:
-			reason = "refusal"
+			reason = protocol.StopRefusal
 		}
 		d.finish(e, reason)
 	case "response.incomplete":
-		reason := "incomplete"
-		if e.Response != nil && e.Response.IncompleteDetails != nil && e.Response.IncompleteDetails.Reason != "" {
-			reason = e.Response.IncompleteDetails.Reason
+		var why string
+		if e.Response != nil && e.Response.IncompleteDetails != nil {
+			why = e.Response.IncompleteDetails.Reason
 		}
-		switch reason {
-		case "max_output_tokens":
-			reason = "max_tokens"
-		case "content_filter":
-			reason = "refusal"
-		}
-		d.finish(e, reason)
+		d.finish(e, incompleteReason(why))
 	case "response.failed":
 		var ae wire.APIError
 		if e.Response != nil && e.Response.Error != nil {
@@ -282,13 +276,13 @@ func (d *Decoder) flushCalls() {
 }
 
 // finish queues usage and the stop, and ends the stream.
-func (d *Decoder) finish(e *event, reason string) {
+func (d *Decoder) finish(e *event, reason protocol.StopReason) {
 	var u protocol.Usage
 	if e.Response != nil && e.Response.Usage != nil {
 		u = normalizeUsage(*e.Response.Usage)
 	}
 	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: u},
-		protocol.Message{Kind: protocol.KindStop, Reason: reason})
+		protocol.Message{Kind: protocol.KindStop, Stop: reason})
 	d.Finish()
 }
 
@@ -320,4 +314,18 @@ func normalizeUsage(u usage) protocol.Usage {
 		Output:    max(u.OutputTokens, 0),
 		CacheRead: cached,
 	}
+}
+
+// incompleteReason maps the reason of a response.incomplete onto a stop reason; a
+// reason it does not know is carried as it came, and a missing one is "incomplete".
+func incompleteReason(why string) protocol.StopReason {
+	switch why {
+	case "max_output_tokens":
+		return protocol.StopMaxTokens
+	case "content_filter":
+		return protocol.StopRefusal
+	case "":
+		return "incomplete"
+	}
+	return protocol.StopReason(why)
 }

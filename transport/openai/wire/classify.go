@@ -18,7 +18,7 @@ import (
 // limit as type requests or tokens with code rate_limit_exceeded. The Responses API's
 // response.failed and error events often carry only a code. A code this rule does not
 // know leaves the decision to the type.
-func (e APIError) Kind() string {
+func (e APIError) Kind() protocol.ErrorKind {
 	if e.Status != 0 {
 		return protocol.KindForStatus(e.Status)
 	}

@@ -21,7 +21,7 @@ func TestTransportError(t *testing.T) {
 		body     string // an error body or error chunk
 		object   string // an error object: an error event, or response.failed's response.error
 		fallback string
-		wantKind string
+		wantKind protocol.ErrorKind
 		wantMsg  string
 	}{
 		// Chat Completions.
