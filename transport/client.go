@@ -38,7 +38,8 @@ type Relaxer interface {
 
 // Decoder turns one response body into messages, Scanner-shaped. After a clean end it
 // has yielded exactly one KindStop and Err returns nil; otherwise Err says why the
-// stream is incomplete, preferably as an *Error.
+// stream is incomplete, preferably as an *Error. The SSE formats' decoders embed an
+// EventDecoder, which makes one of an event switch.
 type Decoder interface {
 	Next() bool
 	Message() protocol.Message
