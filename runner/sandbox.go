@@ -195,7 +195,7 @@ func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, ac
 // openSandbox prepares the sandbox of a session attempt of the run.
 func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
 	o := st.r.opts
-	hidden := []string{filepath.Join(absOr(o.Out), SessionsDir)}
+	hidden := []string{st.sessionsDir}
 	if o.InstructionHome != "" {
 		hidden = append(hidden, absOr(o.InstructionHome))
 	}
