@@ -126,8 +126,8 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		if setupErr = sess.Start(); setupErr != nil {
 			return
 		}
-		AttachMCP(servers, arts)
-		if mcpDown = MCPDown(servers); mcpDown != nil && sctx.Err() == nil {
+		attachMCP(servers, arts)
+		if mcpDown = requiredDown(servers); mcpDown != nil && sctx.Err() == nil {
 			return // before the first model call
 		}
 		mcpDown = nil // a session cancelled while connecting ends as cancelled
@@ -247,7 +247,7 @@ func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionI
 	deps := agent.Deps{
 		Provider: watched{Provider: st.primer.wrap(provider, info, s), watch: watch}, Sink: arts, Store: store, Now: o.Now,
 		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, Groups: o.Groups, SubAgentSlots: st.subAgents,
-		Tools: sb.client, Servers: ServerTools(servers),
+		Tools: sb.client, Servers: serverTools(servers),
 	}
 	if o.Telemetry != nil {
 		deps.Observer = o.Telemetry

@@ -30,16 +30,22 @@ func execSetup(t *testing.T, script string) (dir string, env []string, scriptPat
 // projectDir returns the exec session folder of the project in dir.
 func projectDir(t *testing.T, env []string) string {
 	t.Helper()
-	var home string
+	dir := projectDirOf(env)
+	require.NotEmpty(t, dir, "one project folder under $AGENTRUN_HOME/projects")
+	return dir
+}
+
+// projectDirOf is the exec session folder of the project, "" until exec made it.
+func projectDirOf(env []string) string {
 	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "AGENTRUN_HOME="); ok {
-			home = v
+		if home, ok := strings.CutPrefix(kv, "AGENTRUN_HOME="); ok {
+			projects, _ := filepath.Glob(filepath.Join(home, "projects", "*"))
+			if len(projects) == 1 {
+				return projects[0]
+			}
 		}
 	}
-	projects, err := filepath.Glob(filepath.Join(home, "projects", "*"))
-	require.NoError(t, err)
-	require.Len(t, projects, 1)
-	return projects[0]
+	return ""
 }
 
 // TestExecFormats checks exec's three stdout formats, with the prompt as an argument

@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
+	"github.com/agentrun/agentrun/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -115,3 +117,48 @@ func transcriptMeaning(s string) []string {
 
 // elapsed is a duration between two separators of a transcript line.
 var elapsed = regexp.MustCompile(`· [0-9][0-9.hms]* ·`)
+
+// silentScript runs a tool that prints nothing for half a minute.
+const silentScript = `steps:
+  - tool_calls: [{name: Bash, input: {command: "sleep 30"}}]
+  - text: Never reached.
+`
+
+// TestExecEndsOnSignalOrSilence checks the two ends exec shares with run: SIGTERM ends
+// the session cancelled with exit 130, and a session silent for its idle timeout ends
+// inactive with exit 1, its result written to stdout and to result.json either way.
+func TestExecEndsOnSignalOrSilence(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		flags      []string
+		signal     bool
+		wantCode   int
+		wantStatus protocol.Status
+	}{
+		"SIGTERM":      {signal: true, wantCode: exitInterrupted, wantStatus: protocol.StatusCancelled},
+		"idle timeout": {flags: []string{"--idle-timeout", "1s"}, wantCode: 1, wantStatus: protocol.StatusInactivity},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir, env, script := execSetup(t, silentScript)
+			args := append([]string{"exec", "--script", script, "--cwd", dir, "--sandbox", "off", "--session", "quiet",
+				"--output-format", "stream-json"}, tt.flags...)
+			cmd, stdout, stderr := startAgentrun(t, env, append(args, "Wait.")...)
+			if tt.signal {
+				waitFor(t, "the tool to start", func() bool {
+					b, _ := os.ReadFile(filepath.Join(projectDirOf(env), "quiet", "events.jsonl"))
+					return strings.Contains(string(b), `"type":"tool_call"`)
+				})
+				require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			}
+			code := exitCode(t, cmd)
+			assert.Equal(t, tt.wantCode, code, stderr.String())
+			lines := jsonLines(t, stdout.String())
+			assert.Equal(t, string(tt.wantStatus), lines[len(lines)-1]["status"], "the result on stdout")
+			var res protocol.Result
+			readJSON(t, filepath.Join(projectDir(t, env), "quiet", "result.json"), &res)
+			assert.Equal(t, tt.wantStatus, res.Status)
+		})
+	}
+}
