@@ -151,6 +151,17 @@ func TestExecSessions(t *testing.T) {
 	require.Len(t, msgs, 4)
 	assert.Contains(t, string(mustJSON(t, msgs[0])), "Start.")
 	assert.Contains(t, string(mustJSON(t, msgs[2])), "Go on.")
+	// The session folder is the runner's, kept across invocations: each stream holds
+	// both runs, and result.json is the second's.
+	for _, name := range []string{"events.jsonl", "stream.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(projectDir(t, env), "fix-1", name))
+		require.NoError(t, err)
+		assert.Equal(t, 2, strings.Count(string(b), `"type":"session_start"`), name)
+		assert.Equal(t, 2, strings.Count(string(b), `"type":"result"`), name)
+	}
+	var res map[string]any
+	readJSON(t, filepath.Join(projectDir(t, env), "fix-1", "result.json"), &res)
+	assert.Equal(t, "second answer", res["result"])
 
 	// --continue picks the newest session of the folder.
 	third := run("--continue", "And again.")
