@@ -250,19 +250,19 @@ func (p *providers) Resolve(s jobs.Session) (runner.ProviderInfo, error) {
 }
 
 // Provider implements runner.Providers.
-func (p *providers) Provider(s jobs.Session, activity func()) (agent.Provider, runner.ProviderInfo, error) {
+func (p *providers) Provider(s jobs.Session, live runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
 	if err != nil {
 		return nil, runner.ProviderInfo{}, err
 	}
-	prov, err := p.build(c, s.Key, attemptIdle(s.Settings.IdleTimeout), activity)
+	prov, err := p.build(c, s.Key, live)
 	return prov, runner.ProviderInfo{Name: c.name, Model: c.model, Server: serverOf(c)}, err
 }
 
 // build makes the provider of a choice. sessionKey travels in a header so a fake
-// server can tell sessions apart; idle bounds the silence of one attempt; activity,
-// when set, hears of every byte.
-func (p *providers) build(c providerChoice, sessionKey string, idle time.Duration, activity func()) (agent.Provider, error) {
+// server can tell sessions apart; live is the attempt's idle bound and activity
+// callback, which the runner sets.
+func (p *providers) build(c providerChoice, sessionKey string, live runner.Liveness) (agent.Provider, error) {
 	if c.name == "scripted" {
 		m, err := p.scripted(c.script)
 		if err != nil {
@@ -271,7 +271,7 @@ func (p *providers) build(c providerChoice, sessionKey string, idle time.Duratio
 		// The transport's retry loop, backoff and limiter, as for an HTTP provider: a
 		// fault behaves the same in process as over fake-server.
 		ep := p.endpoint("scripted " + c.script)
-		return transport.NewLocal(m, transport.Options{Limiter: ep.limiter, Activity: activity}), nil
+		return transport.NewLocal(m, transport.Options{Limiter: ep.limiter, Activity: live.Activity}), nil
 	}
 	headers := map[string]string{"X-Agentrun-Session": sessionKey}
 	var d transport.Dialect
@@ -285,16 +285,7 @@ func (p *providers) build(c providerChoice, sessionKey string, idle time.Duratio
 	}
 	ep := p.endpoint(c.name + " " + c.baseURL)
 	return transport.NewClient(d, transport.Options{HTTP: ep.http, Limiter: ep.limiter,
-		IdleTimeout: idle, Activity: activity}), nil
-}
-
-// attemptIdle is the silence after which the transport gives up on one attempt and
-// retries it: half the session's idle timeout. With the whole timeout, the session's
-// inactivity watchdog, armed by the same bytes, would always fire first and end the
-// session instead of letting the request be retried once; the other half is margin for
-// a loaded machine (the runner's watchdog also waits out each announced backoff).
-func attemptIdle(session time.Duration) time.Duration {
-	return session / 2
+		IdleTimeout: live.Idle, Activity: live.Activity}), nil
 }
 
 // scripted returns the in-process scripted model of a script ("" is the demo policy).

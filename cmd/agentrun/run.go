@@ -217,6 +217,13 @@ func (a *App) checkProviders(spec *jobs.Spec, p *providers) ([]string, error) {
 	if err := p.checkMatrix(sessions); err != nil {
 		return nil, err
 	}
+	return checkSessions(sessions, p)
+}
+
+// checkSessions resolves the provider of each session and loads the scripts of the
+// scripted ones. It returns the summaries' warnings: whether the scripted model stands
+// in for a real one.
+func checkSessions(sessions []jobs.Session, p *providers) ([]string, error) {
 	fallback := false
 	var models []string
 	for _, s := range sessions {
