@@ -19,6 +19,7 @@ import (
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/mcpclient"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/providers"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sandbox/netproxy"
@@ -47,9 +48,9 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func (a *App) cmdExec(ctx context.Context, args []string) error {
 	fs := newFlags("exec")
-	var ov overrides
-	fs.StringVar(&ov.provider, "p", "", "provider: anthropic, openai, responses or scripted (short for --provider)")
-	fs.StringVar(&ov.model, "m", "", "model (short for --model)")
+	var ov providers.Overrides
+	fs.StringVar(&ov.Provider, "p", "", "provider: anthropic, openai, responses or scripted (short for --provider)")
+	fs.StringVar(&ov.Model, "m", "", "model (short for --model)")
 	providerFlags(fs, &ov)
 	maxTurns := fs.Int("max-turns", 50, "model calls at most")
 	maxTokens := fs.Int("max-tokens", 16384, "output tokens per model call")
@@ -88,10 +89,10 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		return usagef("exec: --session and --continue exclude each other")
 	}
 	if *script != "" {
-		if ov.provider != "" && ov.provider != "scripted" {
-			return usagef("exec: --script needs the scripted provider, not %q", ov.provider)
+		if ov.Provider != "" && ov.Provider != "scripted" {
+			return usagef("exec: --script needs the scripted provider, not %q", ov.Provider)
 		}
-		ov.provider = "scripted"
+		ov.Provider = "scripted"
 	}
 	cfg, err := a.config()
 	if err != nil {
@@ -145,13 +146,10 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	provs := newProviders(cfg, ov, log)
+	provs := providers.New(cfg.providers(), ov, log)
 	defer provs.Close()
-	choice, err := provs.resolve("", "", "", *script)
-	if err != nil {
-		return err
-	}
-	prov, err := provs.build(choice, id, 5*time.Minute, nil)
+	// An attempt's idle bound is half the session's idle timeout: 5 minutes.
+	prov, choice, err := provs.Provider(jobs.Session{Key: id, Settings: jobs.Resolved{Script: *script, IdleTimeout: 10 * time.Minute}}, nil)
 	if err != nil {
 		return err
 	}
@@ -163,7 +161,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	}
 	mode := pol.BashMode
 	acfg := agent.Config{SessionID: id, JobID: "exec",
-		Provenance: protocol.Provenance{Provider: choice.name, Model: choice.model, Attempt: 1, Version: version()},
+		Provenance: protocol.Provenance{Provider: choice.Name, Model: choice.Model, Attempt: 1, Version: version()},
 		MaxTurns:   *maxTurns, MaxTokens: *maxTokens, System: *system, Tools: tools, Workspace: workspace,
 		Home: cfg.UserHome, BashMode: mode, ToolTimeout: *toolTimeout, ProcEnv: a.toolEnviron(),
 		InstructionHome: cfg.Home, Skills: skills, Compaction: cfg.Compact.config(*maxContext)}

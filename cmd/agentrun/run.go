@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 
 	"go.uber.org/zap"
 
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/providers"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/telemetry"
 )
@@ -32,10 +32,10 @@ const runExamples = `  agentrun run examples/quickstart.yaml
 // runFlags are the flags shared by run and exec that pick the provider.
 func providerFlags(fs interface {
 	StringVar(*string, string, string, string)
-}, o *overrides) {
-	fs.StringVar(&o.provider, "provider", "", "provider: anthropic, openai, responses or scripted (overrides the spec and $AGENTRUN_PROVIDER)")
-	fs.StringVar(&o.model, "model", "", "model name (overrides the spec and $AGENTRUN_MODEL)")
-	fs.StringVar(&o.baseURL, "base-url", "", "provider base URL (overrides the spec and $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL)")
+}, o *providers.Overrides) {
+	fs.StringVar(&o.Provider, "provider", "", "provider: anthropic, openai, responses or scripted (overrides the spec and $AGENTRUN_PROVIDER)")
+	fs.StringVar(&o.Model, "model", "", "model name (overrides the spec and $AGENTRUN_MODEL)")
+	fs.StringVar(&o.BaseURL, "base-url", "", "provider base URL (overrides the spec and $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL)")
 }
 
 func (a *App) cmdRun(ctx context.Context, args []string) error {
@@ -51,7 +51,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	format := fs.String("output-format", "text", "stdout format: text (live transcript and summary), stream-json (every event, one JSON line) or claude (Claude Code's stream-json)")
 	progress := fs.String("progress", "auto", "progress on stderr: auto, live, plain or off")
 	logFormat := fs.String("log-format", "", "log format on stderr: console or json (default $AGENTRUN_LOG_FORMAT, else console)")
-	var ov overrides
+	var ov providers.Overrides
 	providerFlags(fs, &ov)
 	pos, err := a.parse(fs, runSynopsis, runExamples, args)
 	if err != nil {
@@ -125,9 +125,9 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		defer flushTelemetry(tel)
 		secrets = append(secrets, telSecrets...)
 	}
-	provs := newProviders(cfg, ov, log)
+	provs := providers.New(cfg.providers(), ov, log)
 	if tel != nil && spec.Telemetry.PropagateToProvider {
-		provs.wrap = tel.Transport
+		provs.Wrap = tel.Transport
 	}
 	defer provs.Close()
 	// Resolve every session's provider now: a missing key is a usage error before
@@ -206,42 +206,14 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	return exitError{code: sum.ExitCode(interrupted)}
 }
 
-// checkProviders resolves the provider of every session once and loads the scripts of
-// the scripted ones. It returns the summaries' warnings: whether the scripted model
-// stands in for a real one.
-func (a *App) checkProviders(spec *jobs.Spec, p *providers) ([]string, error) {
+// checkProviders resolves the provider of every session of spec once
+// (providers.Pool.Check).
+func (a *App) checkProviders(spec *jobs.Spec, p *providers.Pool) ([]string, error) {
 	sessions, err := spec.Sessions()
 	if err != nil {
 		return nil, specError(err)
 	}
-	if err := p.checkMatrix(sessions); err != nil {
-		return nil, err
-	}
-	fallback := false
-	var models []string
-	for _, s := range sessions {
-		c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
-		if err != nil {
-			return nil, fmt.Errorf("session %s: %w", s.Key, err)
-		}
-		// Load the scripts the scripted model will play, so a broken one stops the run
-		// before anything starts.
-		if c.name == "scripted" && c.script != "" {
-			if _, err := p.scripted(c.script); err != nil {
-				return nil, fmt.Errorf("session %s: %w", s.Key, err)
-			}
-		}
-		if c.fallback {
-			fallback = true
-			if c.model != defaultModels["scripted"] && !slices.Contains(models, c.model) {
-				models = append(models, c.model)
-			}
-		}
-	}
-	if !fallback {
-		return nil, nil
-	}
-	return []string{fallbackWarning(models)}, nil
+	return p.Check(sessions)
 }
 
 // specError marks errors of the spec as usage errors (exit 2).
