@@ -122,9 +122,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	// Every file of the session is written through files, which masks the API keys and
 	// the values the MCP servers read from the environment.
 	files := sink.NewFiles(append(cfg.keys(), mcpSecrets...))
-	store := sessionStore{root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace)), files: files}
+	store := agent.ProjectStore{Root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace)), Files: files}
 	if *list {
-		return store.list(a.Stdout)
+		return store.List(a.Stdout)
 	}
 	prompt := strings.Join(pos, " ")
 	if prompt == "" && !a.stdinTTY() {
@@ -137,11 +137,14 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if prompt == "" {
 		return usagef("exec: no prompt: give it as an argument or on stdin")
 	}
-	id, err := store.choose(*session, *cont, *fork, time.Now())
+	id, err := store.Choose(*session, *cont, *fork, time.Now())
+	if errors.Is(err, agent.ErrSessionName) || errors.Is(err, agent.ErrNoSession) {
+		return usagef("exec: %w", err)
+	}
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(store.root, id)
+	dir := filepath.Join(store.Root, id)
 	pol, err := resolvePolicy(dir, first(*bashMode, cfg.BashMode), *sandboxLevel)
 	if err != nil {
 		return err
