@@ -77,10 +77,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch *format {
-	case "human", "stream-json", "claude", "resp":
-	default:
-		return usagef("exec: --output-format %q: want human, stream-json, claude or resp", *format)
+	outFormat, err := sink.ParseFormat(*format)
+	if err != nil {
+		return usagef("exec: --output-format %w", err)
 	}
 	if *fork && *session == "" && !*cont {
 		return usagef("exec: --fork needs --session NAME or --continue")
@@ -176,16 +175,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var out sink.Sink
-	switch *format {
-	case "stream-json":
-		out = sink.NewStreamJSON(a.Stdout, protocol.Envelope{})
-	case "claude":
-		out = sink.NewClaude(a.Stdout, version())
-	case "resp":
-		out = sink.NewRESP(a.Stdout)
-	default:
-		out = sink.NewText(a.Stdout, sink.TextOptions{Color: a.colorOn(isTerminal(a.Stdout))})
+	out, err := a.formatSink(outFormat)
+	if err != nil {
+		return err
 	}
 	redactor := files.Sink(sink.Multi(events, out))
 	messages := &agent.DirStore{Dir: dir, Files: files}

@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/providers"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sink"
 	"github.com/agentrun/agentrun/telemetry"
 )
 
@@ -60,10 +61,9 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usagef("run: want one job spec file, got %d arguments (see 'agentrun run --help')", len(pos))
 	}
-	switch runner.Format(*format) {
-	case runner.FormatText, runner.FormatStreamJSON, runner.FormatClaude:
-	default:
-		return usagef("run: --output-format %q: want text, stream-json or claude", *format)
+	outFormat, err := sink.ParseFormat(*format, sink.FormatText, sink.FormatStreamJSON, sink.FormatClaude)
+	if err != nil {
+		return usagef("run: --output-format %w", err)
 	}
 	cfg, err := a.config()
 	if err != nil {
@@ -148,7 +148,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	opts := runner.Options{
 		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Retry: retry, Resolve: provs.Resolve,
 		Filter: *filter, Shard: sh,
-		Format: runner.Format(*format), Stdout: disp.stdout, Progress: disp.progress, Status: disp.status, Color: disp.color,
+		Format: outFormat, Stdout: disp.stdout, Progress: disp.progress, Status: disp.status, Color: disp.color,
 		StdoutShared: disp.shared, StdoutColor: disp.stdoutColor,
 		Log: log, Providers: provs, Throttled: provs.Throttled, Paced: provs.Paced, Secrets: secrets, LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
@@ -199,7 +199,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	if *format == string(runner.FormatText) && opts.GitHub == nil {
+	if outFormat == sink.FormatText && opts.GitHub == nil {
 		_, _ = fmt.Fprintf(a.Stdout, "\n%s", sum.Text())
 	}
 	log.Info("run finished: "+sum.Headline(), zap.String("out", outDir))
