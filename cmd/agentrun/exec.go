@@ -177,6 +177,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	}
 	out, err := a.formatSink(outFormat)
 	if err != nil {
+		_ = events.Close() // err is what is reported
 		return err
 	}
 	redactor := files.Sink(sink.Multi(events, out))

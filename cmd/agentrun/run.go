@@ -183,13 +183,6 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	sum, err := r.Run(sigCtx, spec)
 	flushTelemetry(tel) // also after SIGTERM, within its bound
 	interrupted := sigCtx.Err() != nil && ctx.Err() == nil
-	if log.Core().Enabled(zap.DebugLevel) {
-		// Everything the run started must be gone once it returned and the providers
-		// dropped their connections; the report lists what is not.
-		stop()
-		provs.Close()
-		reportGoroutines(log)
-	}
 	if err != nil {
 		switch {
 		case errors.Is(err, runner.ErrResumeMismatch):
