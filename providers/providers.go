@@ -4,6 +4,7 @@
 package providers
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -82,8 +83,8 @@ var _ runner.Providers = (*Pool)(nil)
 // resolve applies the precedence flags > environment > job spec > defaults.
 func (p *Pool) resolve(specProvider, specModel, specBaseURL, script string) (providerChoice, error) {
 	c := providerChoice{script: script}
-	c.name = first(p.flags.Provider, p.cfg.Provider, specProvider)
-	model := first(p.flags.Model, p.cfg.Model, specModel)
+	c.name = cmp.Or(p.flags.Provider, p.cfg.Provider, specProvider)
+	model := cmp.Or(p.flags.Model, p.cfg.Model, specModel)
 	anthropicSet := p.cfg.AnthropicKey != "" || p.cfg.AnthropicBase != ""
 	openaiSet := p.cfg.OpenAIKey != "" || p.cfg.OpenAIBase != ""
 	if c.name == "" {
@@ -121,16 +122,16 @@ func (p *Pool) resolve(specProvider, specModel, specBaseURL, script string) (pro
 	if _, ok := defaultModels[c.name]; !ok {
 		return c, usagef("unknown provider %q: want anthropic, openai, responses or scripted", c.name)
 	}
-	c.model = first(model, defaultModels[c.name])
+	c.model = cmp.Or(model, defaultModels[c.name])
 	switch c.name {
 	case "anthropic":
-		c.baseURL = first(p.flags.BaseURL, p.cfg.AnthropicBase, specBaseURL)
+		c.baseURL = cmp.Or(p.flags.BaseURL, p.cfg.AnthropicBase, specBaseURL)
 		c.key = p.cfg.AnthropicKey
 		if c.key == "" && c.baseURL == "" {
 			return c, usagef("provider anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a keyless compatible server)")
 		}
 	case "openai", "responses":
-		c.baseURL = first(p.flags.BaseURL, p.cfg.OpenAIBase, specBaseURL)
+		c.baseURL = cmp.Or(p.flags.BaseURL, p.cfg.OpenAIBase, specBaseURL)
 		c.key = p.cfg.OpenAIKey
 		if c.key == "" && c.baseURL == "" {
 			return c, usagef("provider %s needs OPENAI_API_KEY (or OPENAI_BASE_URL for a keyless compatible server)", c.name)
@@ -236,15 +237,6 @@ func isOpenAIModel(m string) bool {
 		}
 	}
 	return false
-}
-
-func first(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // Resolve names the provider and model of s without making the provider
