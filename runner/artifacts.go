@@ -76,11 +76,19 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *
 	onStdout := false // the text transcript goes to stdout
 	switch {
 	case st.one.Stdout != nil:
-		sinks = append(sinks, st.one.Stdout())
-	case o.Format == FormatStreamJSON:
-		sinks = append(sinks, sink.NewStreamJSON(st.stdout, protocol.Envelope{SessionID: sessionID, JobID: s.JobID}))
-	case o.Format == FormatClaude:
-		sinks = append(sinks, sink.NewClaude(st.stdout, o.Version))
+		out, err := st.one.Stdout()
+		if err != nil {
+			return nil, a.abort(err)
+		}
+		sinks = append(sinks, out)
+	case o.Format != sink.FormatText:
+		// Every session's lines, stream-json's with its ids.
+		out, err := sink.ForFormat(o.Format, st.stdout, sink.FormatOptions{
+			Envelope: protocol.Envelope{SessionID: sessionID, JobID: s.JobID}, Version: o.Version})
+		if err != nil {
+			return nil, a.abort(err)
+		}
+		sinks = append(sinks, out)
 	case o.GitHub != nil:
 		// In an Actions log each session is one collapsible group, written when it ends.
 		sinks = append(sinks, o.GitHub.sessionLog(s.Key, st.spec.File(), st.lines[s.JobID]))

@@ -43,17 +43,6 @@ type ProviderInfo struct {
 	Server string
 }
 
-// Format is the run's stdout format.
-type Format string
-
-// The stdout formats.
-const (
-	FormatText       Format = "text"
-	FormatStreamJSON Format = "stream-json"
-	// FormatClaude is Claude Code's stream-json (sink.Claude), every session's lines.
-	FormatClaude Format = "claude"
-)
-
 // Options configure a Runner. Zero values take the defaults in brackets.
 type Options struct {
 	// Out is the output folder ["out"].
@@ -76,7 +65,7 @@ type Options struct {
 	// Shard selects a stable subset of the sessions.
 	Shard Shard
 	// Format of stdout [text]; Stdout receives it [io.Discard].
-	Format Format
+	Format sink.Format
 	Stdout io.Writer
 	// Progress receives the progress display [io.Discard]. Status, when set, is the live
 	// status line of the terminal Progress is on: it shows the counts, an ETA and what
@@ -145,7 +134,7 @@ func New(opts Options) *Runner {
 		opts.Out = "out"
 	}
 	if opts.Format == "" {
-		opts.Format = FormatText
+		opts.Format = sink.FormatText
 	}
 	if opts.Stdout == nil {
 		opts.Stdout = io.Discard

@@ -25,7 +25,7 @@ type SessionOptions struct {
 	// Stdout, when set, makes the sink that shows an attempt on stdout, in place of
 	// what Options.Format and Options.Stdout would render. It sits behind the
 	// session's redactor like every artifact, and is closed with them.
-	Stdout func() sink.Sink
+	Stdout func() (sink.Sink, error)
 }
 
 // RunSession runs the one session s, its artifacts in dir, exactly as Run runs each

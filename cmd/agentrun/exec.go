@@ -15,7 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
-	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/providers"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sink"
 )
@@ -42,9 +42,9 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func (a *App) cmdExec(ctx context.Context, args []string) error {
 	fs := newFlags("exec")
-	var ov overrides
-	fs.StringVar(&ov.provider, "p", "", "provider: anthropic, openai, responses or scripted (short for --provider)")
-	fs.StringVar(&ov.model, "m", "", "model (short for --model)")
+	var ov providers.Overrides
+	fs.StringVar(&ov.Provider, "p", "", "provider: anthropic, openai, responses or scripted (short for --provider)")
+	fs.StringVar(&ov.Model, "m", "", "model (short for --model)")
 	providerFlags(fs, &ov)
 	maxTurns := fs.Int("max-turns", jobs.DefaultMaxTurns, "model calls at most")
 	maxTokens := fs.Int("max-tokens", jobs.DefaultMaxTokens, "output tokens per model call")
@@ -72,10 +72,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch *format {
-	case "human", "stream-json", "claude", "resp":
-	default:
-		return usagef("exec: --output-format %q: want human, stream-json, claude or resp", *format)
+	outFormat, err := sink.ParseFormat(*format)
+	if err != nil {
+		return usagef("exec: --output-format %w", err)
 	}
 	if *fork && *session == "" && !*cont {
 		return usagef("exec: --fork needs --session NAME or --continue")
@@ -84,10 +83,10 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		return usagef("exec: --session and --continue exclude each other")
 	}
 	if *script != "" {
-		if ov.provider != "" && ov.provider != "scripted" {
-			return usagef("exec: --script needs the scripted provider, not %q", ov.provider)
+		if ov.Provider != "" && ov.Provider != "scripted" {
+			return usagef("exec: --script needs the scripted provider, not %q", ov.Provider)
 		}
-		ov.provider = "scripted"
+		ov.Provider = "scripted"
 	}
 	tools, err := toolsFlag(*toolList)
 	if err != nil {
@@ -121,9 +120,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	// The session store's own files (a fork's copies, the policy) mask the API keys and
 	// the values the MCP servers read from the environment, as the runner's do.
 	files := sink.NewFiles(append(cfg.keys(), mcpSecrets...))
-	store := sessionStore{root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace)), files: files}
+	store := agent.ProjectStore{Root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace)), Files: files}
 	if *list {
-		return store.list(a.Stdout)
+		return store.List(a.Stdout)
 	}
 	prompt := strings.Join(pos, " ")
 	if prompt == "" && !a.stdinTTY() {
@@ -141,11 +140,14 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	id, err := store.choose(*session, *cont, *fork, time.Now())
+	id, err := store.Choose(*session, *cont, *fork, time.Now())
+	if errors.Is(err, agent.ErrSessionName) || errors.Is(err, agent.ErrNoSession) {
+		return usagef("exec: %w", err)
+	}
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(store.root, id)
+	dir := filepath.Join(store.Root, id)
 	pol, err := resolvePolicy(dir, first(*bashMode, cfg.BashMode), *sandboxLevel)
 	if err != nil {
 		return err
@@ -160,10 +162,10 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 			Env:       map[string]string{}, Secrets: []string{}, Skills: skills, MaxContext: *maxContext,
 			Script: *script, MCPServers: servers,
 		}}
-	provs := newProviders(cfg, ov, log)
+	provs := providers.New(cfg.providers(), ov, log)
 	defer provs.Close()
 	// A missing key or a broken script is a usage error before anything runs.
-	if _, err := checkSessions([]jobs.Session{s}, provs); err != nil {
+	if _, err := provs.Check([]jobs.Session{s}); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -180,18 +182,7 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
 		Sandbox: runner.SandboxOptions{Binary: a.Self},
 	})
-	color := a.colorOn(isTerminal(a.Stdout))
-	stdout := func() sink.Sink {
-		switch *format {
-		case "stream-json":
-			return sink.NewStreamJSON(a.Stdout, protocol.Envelope{})
-		case "claude":
-			return sink.NewClaude(a.Stdout, version())
-		case "resp":
-			return sink.NewRESP(a.Stdout)
-		}
-		return sink.NewText(a.Stdout, sink.TextOptions{Color: color})
-	}
+	stdout := func() (sink.Sink, error) { return a.formatSink(outFormat) }
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	res, err := r.RunSession(sigCtx, s, dir, runner.SessionOptions{SessionID: id, Persistent: true, Stdout: stdout})

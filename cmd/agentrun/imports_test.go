@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -44,9 +45,11 @@ var allowedImports = map[string][]string{
 	"worker":                  append([]string{"agent/tools", "policy", "pathname", "protocol", "sandbox", "sandbox/netproxy"}, kernelLibs...),
 	"mcpclient/mcptest":       mcpLibs,
 	"mcpclient":               append([]string{"agent/tools", "policy", "pathname", "protocol", "sandbox", "sandbox/netproxy", "worker"}, mcpLibs...),
-	"runner": append(append([]string{"jobs", "agent", "agent/tools", "policy", "pathname", "sink", "protocol", "sandbox", "sandbox/netproxy", "worker",
-		"mcpclient", "github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
-		"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...), mcpLibs...),
+	"runner":                  runnerImports,
+	// providers maps a session's settings to a transport client, for the runner; only
+	// cmd wires it (importedOnlyBy).
+	"providers": append([]string{"runner", "transport", "transport/anthropic", "transport/openai", "transport/openai/wire",
+		"transport/responses", "transport/scripted", "transport/sse", "transport/jsonscan"}, runnerImports...),
 	// telemetry is the OpenTelemetry side of the agent's Observer and the runner's
 	// Telemetry, wired in by cmd: neither of them sees the SDK.
 	"telemetry": append([]string{"agent", "agent/tools", "policy", "pathname", "protocol", "sink", "go.uber.org/zap", "go.uber.org/multierr",
@@ -56,6 +59,17 @@ var allowedImports = map[string][]string{
 	"cmd/agentrun":       {"*"},
 	"examples":           {"*"},
 	"bench":              {"*"},
+}
+
+// runnerImports are what runner may import.
+var runnerImports = append(append([]string{"jobs", "agent", "agent/tools", "policy", "pathname", "sink", "protocol", "sandbox", "sandbox/netproxy", "worker",
+	"mcpclient", "github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
+	"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...), mcpLibs...)
+
+// importedOnlyBy names, for a package that only some may import directly, the packages
+// that may: the providers are wired by the command, never reached for by a layer.
+var importedOnlyBy = map[string][]string{
+	"providers": {"cmd/agentrun"},
 }
 
 // otelModules are the OpenTelemetry SDK, its OTLP exporters and protocol types, and
@@ -76,6 +90,7 @@ var kernelLibs = []string{"golang.org/x/sys", "golang.org/x/net/bpf", "github.co
 
 type listedPackage struct {
 	ImportPath string
+	Imports    []string
 	Deps       []string
 	Standard   bool
 }
@@ -98,6 +113,11 @@ func TestImportGraph(t *testing.T) {
 			continue
 		}
 		seen++
+		for _, imp := range p.Imports {
+			if only, ok := importedOnlyBy[strings.TrimPrefix(imp, module+"/")]; ok && !slices.Contains(only, rel) {
+				t.Errorf("%s imports %s, which only %s may import", rel, imp, strings.Join(only, ", "))
+			}
+		}
 		deps, err := exec.Command("go", "list", "-f", `{{join .Deps "\n"}}`, p.ImportPath).Output()
 		require.NoError(t, err)
 		for _, dep := range strings.Fields(string(deps)) {
