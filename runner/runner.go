@@ -293,6 +293,11 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	if err := st.runLog.Flush(); err != nil {
 		r.log.Error("write run.log", zap.Error(err))
 	}
+	// The sessions' files were written without a sync each; one sync of the file
+	// system makes them durable before the summaries say they exist.
+	if err := syncOut(r.opts.Out); err != nil {
+		r.log.Error("sync the output folder", zap.Error(err))
+	}
 
 	end := r.opts.Now()
 	sum := st.summary(start, end)
