@@ -14,14 +14,23 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
 // manySessions scales BenchmarkManySessions: `go test -run '^$' -bench
-// BenchmarkManySessions -benchtime 1x ./runner -args -sessions 500`.
-var manySessions = flag.Int("sessions", 10000, "sessions of BenchmarkManySessions, all at once")
+// BenchmarkManySessions -benchtime 1x ./runner -args -sessions 10000`.
+var manySessions = flag.Int("sessions", 1000, "sessions of BenchmarkManySessions, all at once")
+
+// The most one session of BenchmarkManySessions was measured to hold: PSS (its worker's
+// two stages and sleep, 8.6 MB) and tasks (processes and threads).
+const (
+	manyBytesPerSession = 9 << 20
+	manyTasksPerSession = 12
+)
 
 // The many-sessions benchmark's shape: every session at once, a model that answers
 // after manyLatency, one Bash call of manyTool in between.
@@ -44,6 +53,9 @@ func BenchmarkManySessions(b *testing.B) {
 		b.Skip(err)
 	}
 	n := *manySessions
+	if err := roomFor(n); err != nil {
+		b.Skip(err)
+	}
 	dir := b.TempDir()
 	spec := writeSpec(b, dir, fmt.Sprintf(`version: 1
 concurrency: %d
@@ -56,16 +68,20 @@ jobs:
 `, n, n))
 	p := newOverHTTPWith(b, scripted.Options{Scripts: loadScripts(b), FirstByte: manyLatency})
 	ideal := 2*manyLatency + manyTool
-	var wall time.Duration
+	var wall, cpu, workers time.Duration
 	var peak usage
 	for i := range b.N {
 		out := filepath.Join(dir, fmt.Sprint(i))
 		r := runner.New(runner.Options{Out: out, Providers: p, Environ: os.Environ()})
 		s := startProcSampler(os.Getpid(), time.Second)
+		cpu0, workers0 := cpuTime(b)
 		start := time.Now()
 		sum, err := r.Run(context.Background(), spec)
 		elapsed := time.Since(start)
+		cpu1, workers1 := cpuTime(b)
 		top := s.stop()
+		cpu += cpu1 - cpu0
+		workers += workers1 - workers0
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -92,8 +108,49 @@ jobs:
 	b.ReportMetric(peak.childPSS/(1<<20), "children-PSS-MB")
 	b.ReportMetric(peak.childPSS/float64(n)/1024, "children-PSS-KB/session")
 	b.ReportMetric(peak.procs, "peak-processes")
+	perSession := float64(b.N) * float64(n)
+	// The runner's CPU includes the model's loopback server and the sampling.
+	b.ReportMetric(float64(cpu.Microseconds())/perSession/1000, "cpu-ms/session")
+	b.ReportMetric(float64(workers.Microseconds())/perSession/1000, "worker-cpu-ms/session")
 	b.ReportMetric(peak.fds, "runner-fds")
 	b.ReportMetric(peak.fds/float64(n), "runner-fds/session")
+}
+
+// roomFor says why this machine cannot hold n sessions of the benchmark at once, if
+// it cannot: memory, tasks, or open files. As root it raises the open-files hard limit
+// as far as the sessions need, as `ulimit -Hn` would; the run itself checks the rest.
+func roomFor(n int) error {
+	if avail, err := memAvailable(); err == nil && avail < uint64(n)*manyBytesPerSession {
+		return fmt.Errorf("%d sessions need about %d MB and %d MB are available", n,
+			uint64(n)*manyBytesPerSession>>20, avail>>20)
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
+		if max, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n*manyTasksPerSession > max {
+			return fmt.Errorf("%d sessions need about %d tasks and kernel.pid_max is %d", n, n*manyTasksPerSession, max)
+		}
+	}
+	var l unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &l); err == nil && os.Getuid() == 0 {
+		if need := uint64(n)*16 + 1024; l.Max < need {
+			_ = unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: need, Max: need}) // the run says if it still is too low
+		}
+	}
+	return nil
+}
+
+// memAvailable is MemAvailable of /proc/meminfo in bytes.
+func memAvailable() (uint64, error) {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, errors.New("no MemAvailable in /proc/meminfo")
 }
 
 // oneResultEach checks that every session of sum has one result.json and a stream
