@@ -106,12 +106,17 @@ jobs:
 	b.ReportMetric(peak.rss/(1<<20), "total-RSS-MB")
 	b.ReportMetric(peak.selfPSS/(1<<20), "runner-PSS-MB")
 	b.ReportMetric(peak.childPSS/(1<<20), "children-PSS-MB")
-	b.ReportMetric(peak.childPSS/float64(n)/1024, "children-PSS-KB/session")
+	// Per session with a worker at the peak: on a loaded machine not every session
+	// has its worker at once.
+	perSession := peak.childPSS / max(1, peak.withWorker)
+	b.ReportMetric(perSession/1024, "children-PSS-KB/session")
+	b.ReportMetric(peak.withWorker, "sessions-with-worker")
+	b.ReportMetric((perSession*float64(n)+peak.selfPSS)/(1<<20), "projected-PSS-MB")
 	b.ReportMetric(peak.procs, "peak-processes")
-	perSession := float64(b.N) * float64(n)
+	runs := float64(b.N) * float64(n)
 	// The runner's CPU includes the model's loopback server and the sampling.
-	b.ReportMetric(float64(cpu.Microseconds())/perSession/1000, "cpu-ms/session")
-	b.ReportMetric(float64(workers.Microseconds())/perSession/1000, "worker-cpu-ms/session")
+	b.ReportMetric(float64(cpu.Microseconds())/runs/1000, "cpu-ms/session")
+	b.ReportMetric(float64(workers.Microseconds())/runs/1000, "worker-cpu-ms/session")
 	b.ReportMetric(peak.fds, "runner-fds")
 	b.ReportMetric(peak.fds/float64(n), "runner-fds/session")
 }
@@ -176,6 +181,7 @@ func oneResultEach(out string, sum *runner.Summary) error {
 // open files.
 type usage struct {
 	pss, rss, selfPSS, childPSS, procs, fds float64
+	withWorker                              float64 // sessions with a worker: its stage 1
 	// kinds are the processes by command name (comm): how many, and their PSS.
 	kinds map[string]kind
 }
@@ -189,12 +195,12 @@ type kind struct {
 // max keeps the larger of each figure, and the breakdown of the sample with the most
 // PSS.
 func (u usage) max(o usage) usage {
-	kinds := u.kinds
+	kinds, with := u.kinds, u.withWorker
 	if o.pss > u.pss {
-		kinds = o.kinds
+		kinds, with = o.kinds, o.withWorker
 	}
 	return usage{max(u.pss, o.pss), max(u.rss, o.rss), max(u.selfPSS, o.selfPSS), max(u.childPSS, o.childPSS),
-		max(u.procs, o.procs), max(u.fds, o.fds), kinds}
+		max(u.procs, o.procs), max(u.fds, o.fds), with, kinds}
 }
 
 // breakdown says what each kind of process held.
@@ -267,6 +273,7 @@ func treeUsage(root int) usage {
 			name = "runner (" + name + ")"
 		case string(comm) == string(self):
 			name = "worker stage 1 (" + name + ")"
+			u.withWorker++
 		case name == "exe":
 			name = "worker stage 2 (/proc/self/exe)"
 		}
