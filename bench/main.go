@@ -130,7 +130,7 @@ func manyFigures(sessions int) []row {
 		{figure{"… the whole run's PSS: its workers and their tools, and the runner (with the model it serves)", "./runner", bench, args, "total-PSS-MB", same, "%s MB", "reported", nil}, "", bin},
 		{figure{"… the same as RSS, shared pages counted in every process", "./runner", bench, args, "total-RSS-MB", same, "%s MB", "reported", nil}, "", bin},
 		{figure{"… the runner's open files per running session", "./runner", bench, args, "runner-fds/session", same, "%.1f", "reported", nil}, "", bin},
-		{figure{"… CPU per session: runner (with the model it serves) / its worker, bash and sleep", "./runner", bench, args, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, "", bin},
+		{figure{"… CPU per session of its worker (both stages), bash and sleep", "./runner", bench, args, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, "", bin},
 	}
 }
 
