@@ -45,7 +45,9 @@ func cpuTime() time.Duration {
 
 // BenchmarkSession20Turns runs one 20-turn session per iteration against the in-process
 // scripted model, with real tools in a temporary workspace and every artifact written
-// (stream.jsonl, events.jsonl, transcript.txt, messages.jsonl, stats.json).
+// (stream.jsonl, events.jsonl, transcript.txt, messages.jsonl) as the runner writes them:
+// events.jsonl not synced at its close, no stats.json (the runner's result.json has the
+// counters, and is not written here).
 func BenchmarkSession20Turns(b *testing.B) {
 	s, err := scripted.ParseScript("bench", []byte(twentyTurns()))
 	require.NoError(b, err)
@@ -64,9 +66,10 @@ func BenchmarkSession20Turns(b *testing.B) {
 		require.NoError(b, err)
 		events, err := sink.OpenEvents(filepath.Join(dir, "events.jsonl"), time.Now)
 		require.NoError(b, err)
+		events.DeferSync()
 		out := sink.Multi(sink.NewStreamJSON(stream, protocol.Envelope{}), events, sink.NewText(transcript, sink.TextOptions{}))
 		sess, err := agent.New(agent.Config{Workspace: ws, Tools: []string{"Read", "Write", "Edit"}},
-			agent.Deps{Provider: model, Sink: out, Store: &agent.DirStore{Dir: dir, Files: sink.NewFiles(nil)}})
+			agent.Deps{Provider: model, Sink: out, Store: &agent.DirStore{Dir: dir, Files: sink.NewFiles(nil), NoStats: true}})
 		require.NoError(b, err)
 		require.NoError(b, sess.Start())
 		o := sess.Run(b.Context(), "write some files")

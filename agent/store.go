@@ -52,6 +52,10 @@ type DirStore struct {
 	// and has the one atomic writer of the project. A DirStore without it can Load but
 	// not write.
 	Files Files
+	// NoStats leaves stats.json unwritten: for a folder whose owner records the same
+	// counters elsewhere (the runner's result.json) and never resumes from it, one file
+	// creation and one rename less per session.
+	NoStats bool
 
 	made bool           // Dir is known to exist
 	f    io.WriteCloser // messages.jsonl, open for appending once used
@@ -239,10 +243,13 @@ func (d *DirStore) Replace(turns []protocol.Turn, summary string) error {
 	return d.files().WriteFile(filepath.Join(d.Dir, MessagesFile), buf, true)
 }
 
-// SaveStats atomically writes stats.json as one line. It is not synced to disk: the
-// counters are rebuilt from what is, and a sync per session costs more than they are
-// worth.
+// SaveStats atomically writes stats.json as one line, unless NoStats is set. It is not
+// synced to disk: the counters are rebuilt from what is, and a sync per session costs
+// more than they are worth.
 func (d *DirStore) SaveStats(s Stats) error {
+	if d.NoStats {
+		return nil
+	}
 	b, err := json.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("save stats: %w", err)

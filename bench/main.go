@@ -6,6 +6,7 @@
 //	go run ./bench -level off # the sandbox rows at another level [strict]
 //	go run ./bench -static    # CGO_ENABLED=0, as the release binary is built (Dockerfile)
 //	go run ./bench -only '^./transport/'  # only the rows of the packages matched
+//	go run ./bench -sessions 10000  # the many-sessions rows at issue 17's size [1000]
 package main
 
 import (
@@ -39,10 +40,11 @@ type figure struct {
 }
 
 // row is a figure read from the first result line whose name contains line, where one
-// run prints several (sub-benchmarks).
+// run prints several (sub-benchmarks); binArgs go to the test binary, after the package.
 type row struct {
 	figure
-	line string
+	line    string
+	binArgs []string
 }
 
 // runnerGOGC is the garbage collector setting of the agentrun binary (cmd/agentrun's
@@ -97,18 +99,38 @@ func sandboxFigures(level string) []row {
 	mcp := func(sub string) string { return "^BenchmarkMCPCall$/^" + sub + "$" }
 	mcpArgs := []string{"-benchtime", "2000x"}
 	return []row{
-		{figure{"tool round trip through the worker, sandbox " + level + ": a Read of a small file (p50)", "./worker", rt, nil, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/read"},
-		{figure{"… p99", "./worker", rt, nil, "p99-µs", same, "%.0f µs", "reported", nil}, "/read"},
-		{figure{"… a Bash `true` (bash's own start included, p50)", "./worker", rt, nil, "p50-µs", func(v float64) float64 { return v / 1000 }, "%.2f ms", "reported", nil}, "/bash_true"},
-		{figure{"sandbox start, " + level + ": new client, first Read, Close (p50)", "./worker", start, []string{"-benchtime", "200x"}, "p50-ms", same, "%.1f ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }}, ""},
-		{figure{"… up to the first tool result (p50)", "./worker", start, []string{"-benchtime", "200x"}, "p50-ms-to-first-result", same, "%.1f ms", "reported", nil}, ""},
-		{figure{"1,000 sessions × 4 turns, 50 ms latency, concurrency 100, every tool call through a worker at " + level + ": wall / ideal", "./runner", run, runArgs, "wall/ideal", same, "%.2f", "≤ 1.10", func(v float64) bool { return v <= 1.10 }}, ""},
-		{figure{"… peak heap per running session", "./runner", run, runArgs, "MB/running-session", same, "%.2f MB", "< 2 MB", func(v float64) bool { return v < 2 }}, ""},
-		{figure{"… CPU per session, runner", "./runner", run, runArgs, "cpu-ms/session", same, "%.2f ms", "reported", nil}, ""},
-		{figure{"… CPU per session, its worker", "./runner", run, runArgs, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, ""},
-		{figure{"MCP tool call (echo), p50: the SDK's client and server in one process", "./mcpclient", mcp("in-process"), mcpArgs, "p50-µs", same, "%.0f µs", "reported", nil}, "/in-process"},
-		{figure{"… a stdio server in the session's worker at " + level + " (the relay and a process of its own)", "./mcpclient", mcp("stdio$/^" + level), mcpArgs, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/stdio/" + level},
-		{figure{"… a streamable-HTTP server on loopback", "./mcpclient", mcp("http"), mcpArgs, "p50-µs", same, "%.0f µs", "reported", nil}, "/http"},
+		{figure{"tool round trip through the worker, sandbox " + level + ": a Read of a small file (p50)", "./worker", rt, nil, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/read", nil},
+		{figure{"… p99", "./worker", rt, nil, "p99-µs", same, "%.0f µs", "reported", nil}, "/read", nil},
+		{figure{"… a Bash `true` (bash's own start included, p50)", "./worker", rt, nil, "p50-µs", func(v float64) float64 { return v / 1000 }, "%.2f ms", "reported", nil}, "/bash_true", nil},
+		{figure{"sandbox start, " + level + ": new client, first Read, Close (p50)", "./worker", start, []string{"-benchtime", "200x"}, "p50-ms", same, "%.1f ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }}, "", nil},
+		{figure{"… up to the first tool result (p50)", "./worker", start, []string{"-benchtime", "200x"}, "p50-ms-to-first-result", same, "%.1f ms", "reported", nil}, "", nil},
+		{figure{"1,000 sessions × 4 turns, 50 ms latency, concurrency 100, every tool call through a worker at " + level + ": wall / ideal", "./runner", run, runArgs, "wall/ideal", same, "%.2f", "≤ 1.10", func(v float64) bool { return v <= 1.10 }}, "", nil},
+		{figure{"… peak heap per running session", "./runner", run, runArgs, "MB/running-session", same, "%.2f MB", "< 2 MB", func(v float64) bool { return v < 2 }}, "", nil},
+		{figure{"… CPU per session, runner", "./runner", run, runArgs, "cpu-ms/session", same, "%.2f ms", "reported", nil}, "", nil},
+		{figure{"… CPU per session, its worker", "./runner", run, runArgs, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, "", nil},
+		{figure{"MCP tool call (echo), p50: the SDK's client and server in one process", "./mcpclient", mcp("in-process"), mcpArgs, "p50-µs", same, "%.0f µs", "reported", nil}, "/in-process", nil},
+		{figure{"… a stdio server in the session's worker at " + level + " (the relay and a process of its own)", "./mcpclient", mcp("stdio$/^" + level), mcpArgs, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/stdio/" + level, nil},
+		{figure{"… a streamable-HTTP server on loopback", "./mcpclient", mcp("http"), mcpArgs, "p50-µs", same, "%.0f µs", "reported", nil}, "/http", nil},
+	}
+}
+
+// manyFigures are the rows of sessions sessions run all at once (issue 17's 10,000,
+// scaled by -sessions): each a Bash call of 3 s in its own worker at strict between two
+// model calls of 1 s.
+func manyFigures(sessions int) []row {
+	same := func(v float64) float64 { return v }
+	bench := "^BenchmarkManySessions$"
+	args := []string{"-benchtime", "1x", "-timeout", "60m"}
+	bin := []string{"-sessions", strconv.Itoa(sessions)}
+	n := thousands(float64(sessions))
+	return []row{
+		{figure{n + " sessions at once, 1 s model latency, one Bash call of 3 s each in its own worker at strict: wall / ideal (5 s)", "./runner", bench, args, "wall/ideal", same, "%.2f", "≤ 1.10", func(v float64) bool { return v <= 1.10 }}, "", bin},
+		{figure{"… memory per session with a worker, every process the run started (PSS, at the peak; 3 GB for 10,000)", "./runner", bench, args, "children-PSS-KB/session", same, "%s KB", "≤ 300 KB", func(v float64) bool { return v <= 300 }}, "", bin},
+		{figure{"… the same, 10,000 sessions at once", "./runner", bench, args, "children-PSS-KB/session", func(v float64) float64 { return v * 10000 / (1 << 20) }, "%.0f GB", "≤ 3 GB", func(v float64) bool { return v <= 3 }}, "", bin},
+		{figure{"… the whole run's PSS: its workers and their tools, and the runner (with the model it serves)", "./runner", bench, args, "total-PSS-MB", same, "%s MB", "reported", nil}, "", bin},
+		{figure{"… the same as RSS, shared pages counted in every process", "./runner", bench, args, "total-RSS-MB", same, "%s MB", "reported", nil}, "", bin},
+		{figure{"… the runner's open files per running session", "./runner", bench, args, "runner-fds/session", same, "%.1f", "reported", nil}, "", bin},
+		{figure{"… CPU per session of its worker (both stages), bash and sleep", "./runner", bench, args, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, "", bin},
 	}
 }
 
@@ -117,6 +139,7 @@ func main() {
 	level := flag.String("level", "strict", "the sandbox level of the worker rows: strict, landlock or off")
 	static := flag.Bool("static", false, "build the benchmarks with CGO_ENABLED=0, as the release binary is")
 	only := flag.String("only", "", "measure only the rows whose package matches this regular expression (./transport/)")
+	sessions := flag.Int("sessions", 1000, "sessions of the many-sessions rows, all at once (issue 17 asks for 10,000)")
 	flag.Parse()
 	pkgs, err := regexp.Compile(*only)
 	if err != nil {
@@ -141,15 +164,16 @@ func main() {
 	for _, f := range figures() {
 		rows = append(rows, row{figure: f})
 	}
-	for _, f := range append(rows, sandboxFigures(*level)...) {
+	rows = append(append(rows, sandboxFigures(*level)...), manyFigures(*sessions)...)
+	for _, f := range rows {
 		if !pkgs.MatchString(f.pkg) {
 			continue
 		}
-		key := f.pkg + " " + f.bench + " " + strings.Join(f.args, " ")
+		key := f.pkg + " " + f.bench + " " + strings.Join(f.args, " ") + " " + strings.Join(f.binArgs, " ")
 		out, ok := cache[key]
 		if !ok {
 			args := append([]string{"test", "-run", "^$", "-bench", f.bench}, f.args...)
-			args = append(args, f.pkg)
+			args = append(append(args, f.pkg), f.binArgs...)
 			cmd := exec.Command("go", args...)
 			cmd.Env = env
 			if f.pkg == "./runner" {

@@ -67,6 +67,7 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *
 	if err != nil {
 		return nil, a.abort(err)
 	}
+	events.DeferSync() // the run syncs its folder once, when its sessions have ended (syncOut)
 	o := st.r.opts
 	prefix := "[" + s.Key + "] "
 	// One text rendering feeds transcript.txt and, each line prefixed with the key,
@@ -144,7 +145,7 @@ func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err e
 	res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}
 	res.Result = res.Error.Message
 	res = files.Redactor().RedactResult(res)
-	if werr := files.WriteJSON(filepath.Join(dir, ResultFile), res); werr != nil {
+	if werr := files.WriteJSONUnsynced(filepath.Join(dir, ResultFile), res); werr != nil {
 		st.r.log.Error("write result.json", zapKey(s.Key), zapErr(werr))
 	}
 	return res

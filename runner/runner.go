@@ -188,6 +188,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	if err := r.checkSandbox(plan.Run); err != nil {
 		return nil, err
 	}
+	if err := checkOpenFiles(min(plan.Concurrency, len(plan.Run))); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
 	if err := os.MkdirAll(r.opts.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
@@ -284,6 +287,11 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	stopProgress()
 	if err := st.runLog.Flush(); err != nil {
 		r.log.Error("write run.log", zap.Error(err))
+	}
+	// The sessions' files were written without a sync each; one sync of the file
+	// system makes them durable before the summaries say they exist.
+	if err := syncOut(r.opts.Out); err != nil {
+		r.log.Error("sync the output folder", zap.Error(err))
 	}
 
 	end := r.opts.Now()

@@ -112,7 +112,9 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 			}
 		}()
 		var sess *agent.Session
-		store := &agent.DirStore{Dir: dir, Files: files}
+		// The counters are in result.json, and a run never resumes a session from its
+		// folder: no stats.json.
+		store := &agent.DirStore{Dir: dir, Files: files, NoStats: true}
 		defer func() {
 			if err := store.Close(); err != nil {
 				st.r.log.Warn("close messages", zapKey(s.Key), zapErr(err))
@@ -192,7 +194,8 @@ func (st *runState) finish(arts *artifacts, files *sink.Files, dir string, res *
 		}
 	}
 	res = files.Redactor().RedactResult(res)
-	if err := files.WriteJSON(filepath.Join(dir, ResultFile), res); err != nil {
+	// Atomic, not synced: the run syncs its folder once at its end (syncOut).
+	if err := files.WriteJSONUnsynced(filepath.Join(dir, ResultFile), res); err != nil {
 		st.r.log.Error("write result.json", zapKey(res.Key), zapErr(err))
 	}
 	st.r.log.Debug("session finished", zapKey(res.Key), zap.String("status", string(res.Status)),

@@ -15,7 +15,8 @@ import (
 
 // Events appends to a session's events.jsonl: every message as one JSON line with seq
 // and ts added, written with one write call, so each line reaches the kernel whole as
-// soon as it happens; Close fsyncs. It is safe for concurrent use.
+// soon as it happens; Close fsyncs, unless DeferSync was called. It is safe for
+// concurrent use.
 //
 // A failed write is sticky: the partial line is cut off so the file keeps whole lines
 // only, and every later Write, and Close, return the error.
@@ -28,6 +29,8 @@ type Events struct {
 	buf    []byte
 	err    error
 	closed bool
+	// deferSync leaves the sync at Close to the caller.
+	deferSync bool
 }
 
 // OpenEvents opens (or creates) the events file at path for appending. When the file
@@ -79,7 +82,17 @@ func (e *Events) Write(m protocol.Message) error {
 	return nil
 }
 
-// Close fsyncs and closes the file. It returns the sticky write error, if any, joined
+// DeferSync makes Close skip its fsync: the caller makes the file durable with the rest
+// of its folder in one sync (the runner, once its sessions have ended), instead of one
+// journal commit per file. A process that dies loses nothing either way (the kernel
+// holds what was written); only a crash of the machine before that sync can.
+func (e *Events) DeferSync() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.deferSync = true
+}
+
+// Close fsyncs (unless DeferSync was called) and closes the file. It returns the sticky write error, if any, joined
 // with failures of its own. Later writes fail with ErrClosed.
 func (e *Events) Close() error {
 	e.mu.Lock()
@@ -89,8 +102,10 @@ func (e *Events) Close() error {
 	}
 	e.closed = true
 	errs := []error{e.err}
-	if err := e.f.Sync(); err != nil {
-		errs = append(errs, fmt.Errorf("sync events: %w", err))
+	if !e.deferSync {
+		if err := e.f.Sync(); err != nil {
+			errs = append(errs, fmt.Errorf("sync events: %w", err))
+		}
 	}
 	if err := e.f.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close events: %w", err))

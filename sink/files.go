@@ -105,12 +105,20 @@ func (f *Files) WriteFile(path string, data []byte, sync bool) error {
 }
 
 // WriteJSON writes v as indented JSON with WriteFile, synced.
-func (f *Files) WriteJSON(path string, v any) error {
+func (f *Files) WriteJSON(path string, v any) error { return f.writeJSON(path, v, true) }
+
+// WriteJSONUnsynced is WriteJSON without the sync: still atomic (the old content or the
+// new, never a mix, whatever happens to the process), for a caller that makes its
+// folder durable later in one sync (the runner's session results, synced when the run
+// ends).
+func (f *Files) WriteJSONUnsynced(path string, v any) error { return f.writeJSON(path, v, false) }
+
+func (f *Files) writeJSON(path string, v any, sync bool) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	return f.WriteFile(path, append(b, '\n'), true)
+	return f.WriteFile(path, append(b, '\n'), sync)
 }
 
 // Create opens path for writing, truncated (flag O_APPEND appends instead), and

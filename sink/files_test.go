@@ -46,16 +46,28 @@ func TestFilesMask(t *testing.T) {
 			assert.Equal(t, tt.want+tt.want, string(got))
 		})
 	}
-	t.Run("json stays valid", func(t *testing.T) {
-		files := sink.NewFiles([]string{"12345"})
-		path := filepath.Join(t.TempDir(), "stats.json")
-		require.NoError(t, files.WriteJSON(path, map[string]any{"n": 12345, "s": "x12345"}))
-		b, err := os.ReadFile(path)
-		require.NoError(t, err)
-		var v map[string]any
-		require.NoError(t, json.Unmarshal(b, &v), "%s", b)
-		assert.Equal(t, map[string]any{"n": "***", "s": "x***"}, v)
-	})
+	for _, tt := range []struct {
+		name  string
+		write func(*sink.Files, string, any) error
+	}{
+		{"synced", (*sink.Files).WriteJSON},
+		{"unsynced", (*sink.Files).WriteJSONUnsynced},
+	} {
+		t.Run("json stays valid, "+tt.name, func(t *testing.T) {
+			files := sink.NewFiles([]string{"12345"})
+			dir := t.TempDir()
+			path := filepath.Join(dir, "stats.json")
+			require.NoError(t, tt.write(files, path, map[string]any{"n": 12345, "s": "x12345"}))
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			var v map[string]any
+			require.NoError(t, json.Unmarshal(b, &v), "%s", b)
+			assert.Equal(t, map[string]any{"n": "***", "s": "x***"}, v)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Len(t, entries, 1, "the temporary file was renamed into place")
+		})
+	}
 	t.Run("nil writes as is", func(t *testing.T) {
 		var files *sink.Files
 		path := filepath.Join(t.TempDir(), "a.txt")

@@ -187,7 +187,8 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		switch {
 		case errors.Is(err, runner.ErrResumeMismatch):
 			return usagef("run: %s: %w", resumeFlag, err)
-		case errors.Is(err, runner.ErrLocked), errors.Is(err, runner.ErrSandbox), errors.Is(err, runner.ErrNoMatch):
+		case errors.Is(err, runner.ErrLocked), errors.Is(err, runner.ErrSandbox), errors.Is(err, runner.ErrNoMatch),
+			errors.Is(err, runner.ErrOpenFiles):
 			return usageError{err}
 		}
 		return err
