@@ -113,8 +113,9 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		}()
 		var sess *agent.Session
 		// The counters are in result.json, and a run never resumes a session from its
-		// folder: no stats.json.
-		store := &agent.DirStore{Dir: dir, Files: files, NoStats: true}
+		// folder: no stats.json. A persistent folder (exec's) is resumed, and its
+		// counters carry on from stats.json.
+		store := &agent.DirStore{Dir: dir, Files: files, NoStats: !st.one.Persistent}
 		defer func() {
 			if err := store.Close(); err != nil {
 				st.r.log.Warn("close messages", zapKey(s.Key), zapErr(err))

@@ -162,6 +162,10 @@ func TestExecSessions(t *testing.T) {
 	var res map[string]any
 	readJSON(t, filepath.Join(projectDir(t, env), "fix-1", "result.json"), &res)
 	assert.Equal(t, "second answer", res["result"])
+	// The session's counters carry on across invocations in stats.json.
+	var stats map[string]any
+	readJSON(t, filepath.Join(projectDir(t, env), "fix-1", "stats.json"), &stats)
+	assert.EqualValues(t, 2, stats["current_turn_count"], "both runs' user turns")
 
 	// --continue picks the newest session of the folder.
 	third := run("--continue", "And again.")
