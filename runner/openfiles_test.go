@@ -50,8 +50,9 @@ func TestOpenFilesLimit(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(prlimit, "--nofile="+tt.limit, os.Args[0], "-test.run", "^TestOpenFilesChild$", "-test.v")
 			cmd.Env = append(os.Environ(), openFilesChild+"="+tt.child, "TMPDIR="+t.TempDir())
-			cmd.Dir, err = os.Getwd()
+			wd, err := os.Getwd()
 			require.NoError(t, err)
+			cmd.Dir = wd
 			out, err := cmd.CombinedOutput()
 			require.NoError(t, err, "%s", out)
 			for _, w := range tt.want {
