@@ -15,6 +15,7 @@ import (
 	"github.com/agentrun/agentrun/pathname"
 	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 const (
@@ -265,8 +266,7 @@ func clipLine(b []byte) string {
 	if len(b) <= maxGrepLine {
 		return sanitize(b)
 	}
-	s := string(b)
-	return sanitize([]byte(s[:runeCut(s, maxGrepLine)])) + " [... line cut ...]"
+	return sanitize([]byte(textcut.Head(string(b), maxGrepLine))) + " [... line cut ...]"
 }
 
 // render returns the output with its notes.

@@ -7,7 +7,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // decodeInput unmarshals a tool's JSON input object into v. Unknown members are
@@ -74,14 +75,7 @@ func failure(summary, msg string) Result {
 // characters, as the seed's call summaries do.
 func callSummary(name, arg string) string {
 	arg = strings.Join(strings.Fields(arg), " ")
-	if len(arg) > 80 {
-		cut := 77
-		for cut > 0 && !utf8.RuneStart(arg[cut]) {
-			cut--
-		}
-		arg = arg[:cut] + "..."
-	}
-	return name + "(" + arg + ")"
+	return name + "(" + textcut.Clip(arg, 80, "...") + ")"
 }
 
 // countLines counts lines the way awk's NR does: newlines, plus one when the text

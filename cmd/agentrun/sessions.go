@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/sink"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // sessionStore is the folder of one project's exec sessions:
@@ -94,10 +95,7 @@ func (s sessionStore) preview(id string) string {
 			line = strings.TrimSpace(strings.SplitN(st.Turns[0].Blocks[0].Text, "\n", 2)[0])
 		}
 	}
-	if len([]rune(line)) > 60 {
-		line = string([]rune(line)[:57]) + "..."
-	}
-	return line
+	return textcut.ClipRunes(line, 60, "...")
 }
 
 func firstLine(path string) string {
