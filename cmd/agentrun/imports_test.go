@@ -40,7 +40,7 @@ var allowedImports = map[string][]string{
 	"agent/tools":             {"policy", "pathname", "protocol", "textcut", "golang.org/x/sys"},
 	"agent":                   {"agent/tools", "policy", "pathname", "protocol", "textcut", "golang.org/x/sys"},
 	"sandbox":                 kernelLibs,
-	"sandbox/netproxy":        {"golang.org/x/sys"},
+	"sandbox/netproxy":        {"protocol", "golang.org/x/sys"},
 	"sandbox/escape":          {},
 	"worker":                  append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy"}, kernelLibs...),
 	"mcpclient/mcptest":       mcpLibs,
