@@ -91,7 +91,9 @@ func seq(msgs ...protocol.Message) iterSeq {
 }
 
 func text(s string) protocol.Message { return protocol.Message{Kind: protocol.KindText, Text: s} }
-func stop(r string) protocol.Message { return protocol.Message{Kind: protocol.KindStop, Reason: r} }
+func stop(r protocol.StopReason) protocol.Message {
+	return protocol.Message{Kind: protocol.KindStop, Stop: r}
+}
 func usage(in, out int64) protocol.Message {
 	return protocol.Message{Kind: protocol.KindUsage, Usage: protocol.Usage{Input: in, Output: out}}
 }
@@ -195,7 +197,7 @@ func TestEnds(t *testing.T) {
 		give     [][]protocol.Message
 		maxTurns int
 		want     agent.End
-		wantKind string
+		wantKind protocol.ErrorKind
 	}{
 		"max turns":      {give: [][]protocol.Message{loop}, maxTurns: 3, want: agent.EndMaxTurns, wantKind: protocol.ErrMaxTurns},
 		"max tokens":     {give: [][]protocol.Message{{text("cut"), stop("max_tokens")}}, want: agent.EndMaxTokens, wantKind: protocol.ErrMaxTokens},
@@ -213,6 +215,40 @@ func TestEnds(t *testing.T) {
 				assert.Equal(t, tt.maxTurns, out.Turns)
 			}
 			validWindow(t, s.Conversation())
+		})
+	}
+}
+
+// TestStopReasons checks what each stop reason of a call without tool calls asks of the
+// loop: go on with another call, end the session, or fail it.
+func TestStopReasons(t *testing.T) {
+	tests := map[string]struct {
+		give      protocol.StopReason
+		wantEnd   agent.End
+		wantTurns int
+	}{
+		"end_turn":      {give: protocol.StopEndTurn, wantEnd: agent.EndCompleted, wantTurns: 1},
+		"stop_sequence": {give: protocol.StopSequence, wantEnd: agent.EndCompleted, wantTurns: 1},
+		"refusal":       {give: protocol.StopRefusal, wantEnd: agent.EndCompleted, wantTurns: 1},
+		"foreign word":  {give: "some_future_reason", wantEnd: agent.EndCompleted, wantTurns: 1},
+		"tool_use":      {give: protocol.StopToolUse, wantEnd: agent.EndCompleted, wantTurns: 2},
+		"pause_turn":    {give: protocol.StopPauseTurn, wantEnd: agent.EndCompleted, wantTurns: 2},
+		"max_tokens":    {give: protocol.StopMaxTokens, wantEnd: agent.EndMaxTokens, wantTurns: 1},
+		// The canned answer to the compaction request is "second", so compaction works.
+		"context window": {give: protocol.StopContextWindow, wantEnd: agent.EndCompleted, wantTurns: 2},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			p := &canned{responses: [][]protocol.Message{{text("first"), stop(tt.give)}, {text("second"), stop(protocol.StopEndTurn)}}}
+			s, _ := newSession(t, p, agent.Config{})
+			out := s.Run(t.Context(), "go")
+			assert.Equal(t, tt.wantEnd, out.End, "end")
+			assert.Equal(t, tt.wantTurns, out.Turns, "turns")
+			last := tt.give
+			if tt.wantTurns > 1 {
+				last = protocol.StopEndTurn
+			}
+			assert.Equal(t, last, out.StopReason, "the last call's stop")
 		})
 	}
 }

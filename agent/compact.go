@@ -364,7 +364,7 @@ func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (strin
 	var text strings.Builder
 	var usage protocol.Usage
 	var failure *protocol.Error
-	var stop string
+	var stop protocol.StopReason
 	stopped := false
 	sctx := ctx
 	var span Span
@@ -388,7 +388,7 @@ func (s *Session) summarise(ctx context.Context, dropped []protocol.Turn) (strin
 			e := m.Err
 			failure = &e
 		case protocol.KindStop:
-			stopped, stop = true, m.Reason
+			stopped, stop = true, m.Stop
 		default:
 			// The summary is the text alone: thinking and tool calls are dropped, and
 			// the other kinds are the session's own, which a provider never sends.

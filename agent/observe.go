@@ -87,7 +87,7 @@ type SpanEnd struct {
 	Err *protocol.Error
 	// Stop is a model call's stop reason and Output the assistant turn it produced
 	// (OpChat).
-	Stop   string
+	Stop   protocol.StopReason
 	Output []protocol.Block
 	// Usage and CostUSD are what the operation used (OpChat, OpSubAgent, OpRun); the
 	// cost is known when CostKnown is set.

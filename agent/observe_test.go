@@ -114,7 +114,7 @@ func TestObserverSeesEveryOperation(t *testing.T) {
 	assert.True(t, first.retries[0].voided, "the abandoned attempt had produced text")
 	assert.Equal(t, protocol.Usage{Input: 7, Output: 1}, first.retries[0].usage)
 	assert.Equal(t, protocol.Usage{Input: 40, Output: 4}, first.end.Usage, "the usage of the attempt that counted")
-	assert.Equal(t, "tool_use", first.end.Stop)
+	assert.Equal(t, protocol.StopToolUse, first.end.Stop)
 	assert.True(t, first.end.CostKnown)
 	assert.InDelta(t, 0.044, first.end.CostUSD, 1e-9)
 	assert.Equal(t, "Writing.", first.end.Output[0].Text)

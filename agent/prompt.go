@@ -11,17 +11,20 @@ import (
 	"strings"
 )
 
-// promptParts is the system prompt in layers: the stable ones are rendered once, the
-// compaction summary is added per request. Stable parts come first so providers can
-// cache the prefix.
+// promptParts is the system prompt in layers. The cached part (identity … selected
+// skills, then the job's instructions) is the same for every session of a job, so
+// sessions started together share one prompt-cache entry; the tail (the environment,
+// which names the session's own workspace, notices and the compaction summary) comes
+// after the breakpoint.
 type promptParts struct {
 	stable string // identity … selected skills
+	env    string
 	notes  []string
 	job    string
 
-	// The last rendering and the summary it was made with: the prompt only changes
+	// The last rendering of the tail and the summary it was made with: it only changes
 	// when compaction changes the summary.
-	rendered, renderedFor string
+	cached, tail, tailFor string
 	done                  bool
 }
 
@@ -44,22 +47,24 @@ func joinSections(parts ...string) string {
 	return strings.Join(kept, "\n")
 }
 
-// system returns the whole system prompt with summary, rendering it again only when
-// the summary changed.
-func (p *promptParts) system(summary string) string {
-	if !p.done || p.renderedFor != summary {
-		p.rendered, p.renderedFor, p.done = p.render(summary), summary, true
+// system returns the system prompt with summary, in its cached part and its tail,
+// rendering them again only when the summary changed.
+func (p *promptParts) system(summary string) (cached, tail string) {
+	if !p.done || p.tailFor != summary {
+		p.cached, p.tail = p.render(summary)
+		p.tailFor, p.done = summary, true
 	}
-	return p.rendered
+	return p.cached, p.tail
 }
 
-// render returns the whole system prompt with the current summary.
-func (p *promptParts) render(summary string) string {
+// render returns the system prompt with the current summary.
+func (p *promptParts) render(summary string) (cached, tail string) {
 	notes := ""
 	if len(p.notes) > 0 {
 		notes = section("notice", strings.Join(p.notes, "\n"))
 	}
-	return joinSections(p.stable, notes, section("context-snapshot", summary), section("job-instructions", p.job))
+	return joinSections(p.stable, section("job-instructions", p.job)),
+		joinSections(section("environment", p.env), notes, section("context-snapshot", summary))
 }
 
 const identityText = "You are agentrun, a coding agent running unattended in a batch, CI or scheduled job. " +
@@ -118,7 +123,6 @@ func buildPrompt(cfg Config, toolNames []string) (promptParts, error) {
 	}
 	stable := joinSections(
 		section("agent-identity", identityText),
-		section("environment", env),
 		section("rules", rulesText),
 		section("using-your-tools", strings.Join(guidance, "\n")),
 		subGuide,
@@ -126,7 +130,7 @@ func buildPrompt(cfg Config, toolNames []string) (promptParts, error) {
 		section("skill-index", index),
 		section("selected-skills", selected),
 	)
-	return promptParts{stable: stable, job: cfg.System}, nil
+	return promptParts{stable: stable, env: env, job: cfg.System}, nil
 }
 
 // instructionCandidates are the instruction file names, first existing one wins.

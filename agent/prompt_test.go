@@ -47,7 +47,7 @@ func TestSystemPrompt(t *testing.T) {
 			s.Run(t.Context(), "go")
 			require.Len(t, p.requests, 1)
 			got := strings.NewReplacer(ws, "$WORKSPACE", home, "$HOME", runtime.GOOS+"/"+runtime.GOARCH, "$PLATFORM").
-				Replace(p.requests[0].System)
+				Replace(p.requests[0].SystemPrompt())
 			golden := filepath.Join("testdata", "TestSystemPrompt", name+".golden")
 			if *update {
 				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
@@ -74,8 +74,30 @@ func TestSummaryInPrompt(t *testing.T) {
 		agent.Deps{Provider: p, Sink: &recorder{}, Store: &agent.DirStore{Dir: dir, Files: sink.NewFiles(nil)}})
 	require.NoError(t, err)
 	s.Run(t.Context(), "go")
-	sys := p.requests[0].System
-	i, j := strings.Index(sys, "<context-snapshot>\nTask focus: tests"), strings.Index(sys, "<job-instructions>\njob text")
-	require.Positive(t, i)
-	assert.Greater(t, j, i, "the job's own text comes after the summary")
+	req := p.requests[0]
+	assert.Contains(t, req.System, "<job-instructions>\njob text", "the job's text is part of the cached prefix")
+	assert.NotContains(t, req.System, "Task focus", "a summary changes with compaction: it stays out of the cached prefix")
+	assert.Contains(t, req.SystemTail, "<context-snapshot>\nTask focus: tests")
+}
+
+// TestPrefixAcrossWorkspaces checks that sessions of one job in workspaces of their own
+// (copies, the default) send one cacheable prefix: the workspace path, which differs,
+// is in the tail after the breakpoint, not in the prefix their digest covers.
+func TestPrefixAcrossWorkspaces(t *testing.T) {
+	var reqs []protocol.Request
+	for range 2 {
+		ws := t.TempDir()
+		writeFile(t, filepath.Join(ws, "AGENTS.md"), "Run make test before you finish.\n")
+		p := &canned{responses: [][]protocol.Message{{text("ok"), stop("end_turn")}}}
+		s, err := agent.New(agent.Config{Workspace: ws, System: "job text"}, agent.Deps{Provider: p, Sink: &recorder{}})
+		require.NoError(t, err)
+		s.Run(t.Context(), "go")
+		require.Len(t, p.requests, 1)
+		assert.Contains(t, p.requests[0].SystemTail, "workspace: "+ws)
+		assert.NotContains(t, p.requests[0].System, ws)
+		reqs = append(reqs, p.requests[0])
+	}
+	assert.Equal(t, reqs[0].System, reqs[1].System)
+	assert.Equal(t, reqs[0].PrefixDigest(), reqs[1].PrefixDigest())
+	assert.NotEqual(t, reqs[0].SystemTail, reqs[1].SystemTail)
 }

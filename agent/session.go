@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -58,7 +57,7 @@ func (e End) String() string {
 type Outcome struct {
 	End End
 	// StopReason is the provider's last stop reason.
-	StopReason string
+	StopReason protocol.StopReason
 	// Err describes a failure (nil when End is EndCompleted).
 	Err *protocol.Error
 	// Turns counts the model calls of this Run; CompletedTurns those that ended with
@@ -181,8 +180,8 @@ type serverTool struct {
 
 func (t serverTool) Spec() protocol.ToolSpec { return t.spec }
 
-func (t serverTool) Run(ctx context.Context, _ *tools.Env, input json.RawMessage) tools.Result {
-	return t.set.Call(ctx, t.spec.Name, input)
+func (t serverTool) Run(ctx context.Context, call tools.Call) tools.Result {
+	return t.set.Call(ctx, t.spec.Name, call.Input)
 }
 
 // serverOf names the MCP server of a tool, "" for a built-in one.
@@ -304,22 +303,29 @@ func (s *Session) Run(ctx context.Context, prompt string) Outcome {
 			e := &protocol.Error{Kind: protocol.ErrBudget, Message: s.budgetMessage()}
 			s.record(protocol.Message{Kind: protocol.KindError, Err: *e})
 			return s.finish(out, EndBudget, e)
-		case res.stop == "max_tokens":
+		case len(res.results) > 0 && res.stop != protocol.StopMaxTokens && res.stop != protocol.StopContextWindow:
+			continue // tools ran: the model goes on, whatever its stop says
+		}
+		switch res.stop {
+		case protocol.StopMaxTokens:
 			e := &protocol.Error{Kind: protocol.ErrMaxTokens, Message: "response truncated (max_tokens reached)"}
 			s.record(protocol.Message{Kind: protocol.KindError, Err: *e})
 			return s.finish(out, EndMaxTokens, e)
-		case res.stop == "model_context_window_exceeded":
+		case protocol.StopContextWindow:
 			if !s.maybeCompact(ctx, TriggerOverflow, out.Turns) {
 				e := &protocol.Error{Kind: protocol.ErrMaxTokens, Message: "context window exceeded and compaction could not shrink it"}
 				s.record(protocol.Message{Kind: protocol.KindError, Err: *e})
 				return s.finish(out, EndMaxTokens, e)
 			}
-		case len(res.results) > 0 || res.stop == "tool_use" || res.stop == "pause_turn":
+		case protocol.StopToolUse, protocol.StopPauseTurn:
 			// The model wants to go on.
-		case res.stop == "":
+		case "":
 			e := &protocol.Error{Kind: protocol.ErrStream, Message: "response ended without a stop reason"}
 			return s.finish(out, EndProvider, e)
+		case protocol.StopEndTurn, protocol.StopSequence, protocol.StopRefusal:
+			return s.finish(out, EndCompleted, nil)
 		default:
+			// A provider's own word, carried as it came: the answer ended.
 			return s.finish(out, EndCompleted, nil)
 		}
 	}

@@ -35,11 +35,6 @@ func (t *taskTool) Spec() protocol.ToolSpec {
 	}
 }
 
-// Run is only reached without a call id (direct use); the session calls runTask.
-func (t *taskTool) Run(ctx context.Context, _ *tools.Env, input json.RawMessage) tools.Result {
-	return t.runTask(ctx, "", input)
-}
-
 type taskInput struct {
 	Description string `json:"description"`
 	Prompt      string `json:"prompt"`
@@ -58,9 +53,11 @@ func (t taggedSink) Write(m protocol.Message) error {
 	return t.next.Write(m)
 }
 
-func (t *taskTool) runTask(ctx context.Context, callID string, raw json.RawMessage) tools.Result {
+// Run runs the sub-agent of one Task call; its messages carry the call's id as Parent.
+func (t *taskTool) Run(ctx context.Context, call tools.Call) tools.Result {
+	callID := call.ID
 	var in taskInput
-	if err := json.Unmarshal(raw, &in); err != nil {
+	if err := json.Unmarshal(call.Input, &in); err != nil {
 		return tools.Result{Content: "invalid input: " + err.Error(), IsError: true}
 	}
 	if strings.TrimSpace(in.Prompt) == "" {
@@ -140,7 +137,7 @@ func (t *taskTool) runTask(ctx context.Context, callID string, raw json.RawMessa
 		b.WriteString("\n")
 		b.WriteString(out.FinalText)
 	}
-	return tools.Result{Content: b.String(), IsError: status != "ok", Summary: fmt.Sprintf("Task(%s) %s", in.Description, status)}
+	return tools.Result{Content: b.String(), IsError: status != "ok"}
 }
 
 // lastThinking returns the thinking text of the last assistant turn.

@@ -18,7 +18,7 @@ type callResult struct {
 	blocks  []protocol.Block
 	results []protocol.Block
 	usage   protocol.Usage
-	stop    string
+	stop    protocol.StopReason
 	err     *protocol.Error
 	apiTime time.Duration
 }
@@ -35,15 +35,17 @@ func (r *callResult) text() string {
 
 // request builds the next model request from the conversation.
 func (s *Session) request() protocol.Request {
+	system, tail := s.prompt.system(s.summary)
 	return protocol.Request{
-		Model:     s.cfg.Model,
-		System:    s.prompt.system(s.summary),
-		Messages:  s.conv,
-		Tools:     s.specs,
-		MaxTokens: s.cfg.MaxTokens,
-		Thinking:  s.cfg.Thinking,
-		Limits:    s.cfg.Limits,
-		Parent:    s.parent,
+		Model:      s.cfg.Model,
+		System:     system,
+		SystemTail: tail,
+		Messages:   s.conv,
+		Tools:      s.specs,
+		MaxTokens:  s.cfg.MaxTokens,
+		Thinking:   s.cfg.Thinking,
+		Limits:     s.cfg.Limits,
+		Parent:     s.parent,
 	}
 }
 
@@ -84,7 +86,7 @@ stream:
 			res.usage = m.Usage
 			m.UsageKind = "agent"
 		case protocol.KindStop:
-			res.stop = m.Reason
+			res.stop = m.Stop
 		case protocol.KindRetry:
 			if span != nil {
 				span.Retry(m, !a.empty() || len(res.results) > 0 || res.usage != (protocol.Usage{}), res.usage)
@@ -150,12 +152,10 @@ func (s *Session) runTool(ctx context.Context, call protocol.ToolCall) (tr proto
 		}
 	}()
 	var r tools.Result
-	if tt, ok := t.(*taskTool); ok {
-		r = tt.runTask(ctx, call.ID, json.RawMessage(input))
-	} else if s.deps.Tools != nil && touchesMachine(call.Name) {
+	if s.deps.Tools != nil && touchesMachine(call.Name) {
 		r = s.deps.Tools.RunTool(ctx, call.Name, json.RawMessage(input))
 	} else {
-		r = t.Run(ctx, &s.env, json.RawMessage(input))
+		r = t.Run(ctx, tools.Call{ID: call.ID, Input: json.RawMessage(input), Env: &s.env})
 	}
 	max := s.cfg.MaxOutput
 	if max <= 0 {

@@ -22,8 +22,8 @@ import (
 
 type runawayProviders struct{ url string }
 
-func (p runawayProviders) Provider(s jobs.Session, activity func()) (agent.Provider, runner.ProviderInfo, error) {
-	c := transport.NewClient(anthropic.New(anthropic.Config{BaseURL: p.url}), transport.Options{Activity: activity})
+func (p runawayProviders) Provider(s jobs.Session, live runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
+	c := transport.NewClient(anthropic.New(anthropic.Config{BaseURL: p.url}), transport.Options{Activity: live.Activity, IdleTimeout: live.Idle})
 	return c, runner.ProviderInfo{Name: "anthropic", Model: s.Settings.Model}, nil
 }
 

@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 // script, named the way cmd/agentrun names it when no API key is configured.
 type scriptedProviders struct{}
 
-func (scriptedProviders) Provider(s jobs.Session, _ func()) (agent.Provider, runner.ProviderInfo, error) {
+func (scriptedProviders) Provider(s jobs.Session, _ runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	script, err := scripted.LoadScript(s.Settings.Script)
 	if err != nil {
 		return nil, runner.ProviderInfo{}, err

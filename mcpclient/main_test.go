@@ -122,7 +122,7 @@ func (r *recorder) statuses() []string {
 }
 
 // errors are the error events of kind.
-func (r *recorder) errors(kind string) []string {
+func (r *recorder) errors(kind protocol.ErrorKind) []string {
 	var out []string
 	for _, m := range r.all() {
 		if m.Kind == protocol.KindError && m.Err.Kind == kind {

@@ -7,7 +7,7 @@ import (
 
 // KindForStatus classifies an HTTP status: 401 and 403 are auth, 408 a timeout, 429 a
 // rate limit, 529 overload, 409 and 5xx server trouble, any other 4xx a bad request.
-func KindForStatus(status int) string {
+func KindForStatus(status int) ErrorKind {
 	switch {
 	case status == 401 || status == 403:
 		return ErrAuth
@@ -26,7 +26,7 @@ func KindForStatus(status int) string {
 // KindForType classifies a provider error type word found in an error body or a
 // mid-stream error event (Anthropic "overloaded_error", OpenAI "server_error", …).
 // It returns "" for words it does not know.
-func KindForType(typ string) string {
+func KindForType(typ string) ErrorKind {
 	switch typ {
 	case "overloaded_error", "overloaded":
 		return ErrOverloaded

@@ -12,7 +12,7 @@ import (
 )
 
 func TestKindForStatus(t *testing.T) {
-	tests := map[int]string{
+	tests := map[int]protocol.ErrorKind{
 		400: protocol.ErrRequest, 401: protocol.ErrAuth, 402: protocol.ErrRequest, 403: protocol.ErrAuth,
 		404: protocol.ErrRequest, 408: protocol.ErrTimeout, 409: protocol.ErrServer, 413: protocol.ErrRequest,
 		422: protocol.ErrRequest, 429: protocol.ErrRateLimit, 500: protocol.ErrServer, 502: protocol.ErrServer,
@@ -24,7 +24,7 @@ func TestKindForStatus(t *testing.T) {
 }
 
 func TestKindForType(t *testing.T) {
-	tests := map[string]string{
+	tests := map[string]protocol.ErrorKind{
 		"overloaded_error": protocol.ErrOverloaded, "rate_limit_error": protocol.ErrRateLimit,
 		"api_error": protocol.ErrServer, "timeout_error": protocol.ErrServer, "server_error": protocol.ErrServer,
 		"authentication_error": protocol.ErrAuth, "permission_error": protocol.ErrAuth, "billing_error": protocol.ErrAuth,

@@ -74,12 +74,12 @@ func AppendEvent(dst []byte, m Message, env Envelope) ([]byte, error) {
 		o.str("kind", kind)
 		o.strOpt("sub_session_id", m.SubSession)
 	case KindStop:
-		o.str("reason", m.Reason)
+		o.str("reason", string(m.Stop))
 	case KindContextUpdate:
 		o.str("kind", m.Context.Kind)
 		o.str("trigger", m.Context.Trigger)
 	case KindError:
-		o.str("kind", m.Err.Kind)
+		o.str("kind", string(m.Err.Kind))
 		o.str("message", m.Err.Message)
 	case KindRetry:
 		o.int("attempt", int64(m.Attempt))
@@ -240,11 +240,11 @@ func ParseEvent(line []byte) (Message, Envelope, error) {
 			m.UsageKind = "agent"
 		}
 	case KindStop:
-		m.Reason = w.Reason
+		m.Stop = StopReason(w.Reason)
 	case KindContextUpdate:
 		m.Context = ContextUpdate{Kind: w.Kind, Trigger: w.Trigger}
 	case KindError:
-		m.Err = Error{Kind: w.Kind, Message: w.Message}
+		m.Err = Error{Kind: ErrorKind(w.Kind), Message: w.Message}
 	case KindRetry:
 		m.Attempt, m.DelayMS, m.Reason = w.Attempt, w.DelayMS, w.Reason
 	case KindSubAgentStart:

@@ -39,7 +39,7 @@ func TestAppendEventValidForAnyBytes(t *testing.T) {
 }
 
 func TestAppendEventAppends(t *testing.T) {
-	line, err := protocol.AppendEvent([]byte("prefix "), protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"}, protocol.Envelope{})
+	line, err := protocol.AppendEvent([]byte("prefix "), protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"}, protocol.Envelope{})
 	require.NoError(t, err)
 	assert.Equal(t, `prefix {"type":"stop","reason":"end_turn"}`, string(line))
 }
@@ -218,7 +218,7 @@ func TestParseEventNormalizes(t *testing.T) {
 		},
 		"unknown fields": {
 			give: `{"type":"stop","reason":"end_turn","extra":{"x":[1]}}`,
-			want: protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"},
+			want: protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"},
 		},
 	}
 	for name, tt := range tests {

@@ -31,7 +31,7 @@ func messagesWith(s string) map[string]protocol.Message {
 			Result: protocol.ToolResult{ToolUseID: "toolu_01", Name: "Read", Content: s}},
 		"usage": {Kind: protocol.KindUsage, Usage: protocol.Usage{Input: 1, Output: 2, CacheRead: 3, CacheCreation: 4},
 			UsageKind: "sub_agent", SubSession: "sub_" + s},
-		"stop":           {Kind: protocol.KindStop, Reason: "end_turn" + s},
+		"stop":           {Kind: protocol.KindStop, Stop: protocol.StopEndTurn + protocol.StopReason(s)},
 		"context update": {Kind: protocol.KindContextUpdate, Context: protocol.ContextUpdate{Kind: "compact" + s, Trigger: s}},
 		"sub-agent result": {Kind: protocol.KindSubAgentResult, Parent: "toolu_task", Sub: &protocol.SubAgent{
 			SessionID: "sub_1" + s, Status: "ok", Thinking: s, Text: s + "done", Description: "scan" + s,

@@ -137,7 +137,10 @@ type Message struct {
 	Usage      Usage
 	UsageKind  string
 	SubSession string
-	// Reason is the stop reason of KindStop and the reason of KindRetry.
+	// Stop is the stop reason of KindStop.
+	Stop StopReason
+	// Reason says why the transport retries, KindRetry: an error kind, a colon and the
+	// failure.
 	Reason string
 	// Attempt and DelayMS describe KindRetry: the attempt about to be made (1 is the
 	// first retry) and how long the transport waits before it.
@@ -201,46 +204,49 @@ func (u Usage) Add(v Usage) Usage {
 // Total is the sum of all four counts: the size of the context a call used.
 func (u Usage) Total() int64 { return u.Input + u.Output + u.CacheRead + u.CacheCreation }
 
-// Error is a classified failure. Kind is a stable word (ErrorKind constants); Message is
-// for people and never contains a secret.
+// Error is a classified failure. Kind is a stable word; Message is for people and never
+// contains a secret.
 type Error struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind    ErrorKind `json:"kind"`
+	Message string    `json:"message"`
 }
+
+// ErrorKind is the stable word that classifies a failure, one of the Err constants.
+type ErrorKind string
 
 // The stable error kinds.
 const (
-	ErrRateLimit  = "http_429"
-	ErrOverloaded = "overloaded"
-	ErrServer     = "server"
-	ErrTimeout    = "timeout"
-	ErrInactivity = "inactivity"
-	ErrAuth       = "auth"
-	ErrRequest    = "request"
-	ErrNetwork    = "network"
-	ErrStream     = "stream"
-	ErrTool       = "tool"
-	ErrBudget     = "budget"
-	ErrMaxTokens  = "max_tokens"
+	ErrRateLimit  ErrorKind = "http_429"
+	ErrOverloaded ErrorKind = "overloaded"
+	ErrServer     ErrorKind = "server"
+	ErrTimeout    ErrorKind = "timeout"
+	ErrInactivity ErrorKind = "inactivity"
+	ErrAuth       ErrorKind = "auth"
+	ErrRequest    ErrorKind = "request"
+	ErrNetwork    ErrorKind = "network"
+	ErrStream     ErrorKind = "stream"
+	ErrTool       ErrorKind = "tool"
+	ErrBudget     ErrorKind = "budget"
+	ErrMaxTokens  ErrorKind = "max_tokens"
 	// ErrTooLarge: a response passed Limits (text and thinking, or one tool input).
-	ErrTooLarge  = "response_too_large"
-	ErrMaxTurns  = "max_turns"
-	ErrCancelled = "cancelled"
-	ErrCompact   = "compact"
-	ErrPanic     = "panic"
-	ErrChecks    = "checks"
-	ErrSchema    = "output_schema"
-	ErrInternal  = "internal"
+	ErrTooLarge  ErrorKind = "response_too_large"
+	ErrMaxTurns  ErrorKind = "max_turns"
+	ErrCancelled ErrorKind = "cancelled"
+	ErrCompact   ErrorKind = "compact"
+	ErrPanic     ErrorKind = "panic"
+	ErrChecks    ErrorKind = "checks"
+	ErrSchema    ErrorKind = "output_schema"
+	ErrInternal  ErrorKind = "internal"
 	// ErrMCP: an MCP server failed (a required one ends the session, status error_mcp;
 	// an optional one is a warning); ErrMCPDeclined: a server asked for what a headless
 	// session cannot give (elicitation, sampling), and was declined.
-	ErrMCP         = "mcp"
-	ErrMCPDeclined = "mcp_declined"
+	ErrMCP         ErrorKind = "mcp"
+	ErrMCPDeclined ErrorKind = "mcp_declined"
 )
 
 // ErrorKinds lists every stable error kind in a stable order.
-func ErrorKinds() []string {
-	return []string{
+func ErrorKinds() []ErrorKind {
+	return []ErrorKind{
 		ErrRateLimit, ErrOverloaded, ErrServer, ErrTimeout, ErrInactivity, ErrAuth, ErrRequest, ErrNetwork,
 		ErrStream, ErrTool, ErrBudget, ErrMaxTokens, ErrTooLarge, ErrMaxTurns, ErrCancelled, ErrCompact,
 		ErrPanic, ErrChecks, ErrSchema, ErrInternal, ErrMCP, ErrMCPDeclined,
@@ -253,6 +259,8 @@ func (e Error) Retryable() bool {
 	switch e.Kind {
 	case ErrRateLimit, ErrOverloaded, ErrServer, ErrTimeout, ErrInactivity, ErrNetwork, ErrStream:
 		return true
+	case ErrAuth, ErrRequest, ErrTool, ErrBudget, ErrMaxTokens, ErrTooLarge, ErrMaxTurns, ErrCancelled, ErrCompact,
+		ErrPanic, ErrChecks, ErrSchema, ErrInternal, ErrMCP, ErrMCPDeclined:
 	}
 	return false
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // PrefixDigest identifies the part of r that every request of a session repeats first
-// and that providers cache: its system prompt and its tools, in order. It is "" when r
-// has neither. Sessions whose first requests share a digest (and a model and an
-// endpoint) can share one prompt-cache entry.
+// and that providers cache: its system prompt up to the breakpoint (System, not
+// SystemTail) and its tools, in order. It is "" when r has neither. Sessions whose
+// first requests share a digest (and a model and an endpoint) can share one
+// prompt-cache entry.
 func (r Request) PrefixDigest() string {
 	if r.System == "" && len(r.Tools) == 0 {
 		return ""

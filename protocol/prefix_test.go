@@ -21,7 +21,8 @@ func TestPrefixDigest(t *testing.T) {
 
 	same := base
 	same.Model, same.Messages, same.MaxTokens = "other", []protocol.Turn{protocol.UserText("two")}, 5
-	assert.Equal(t, d, same.PrefixDigest(), "the model and the conversation are not part of the prefix")
+	same.SystemTail = "workspace: /out/sessions/task-2/workspace"
+	assert.Equal(t, d, same.PrefixDigest(), "the model, the conversation and the system prompt's tail are not part of the prefix")
 
 	tests := map[string]protocol.Request{
 		"another system":        {System: "be long", Tools: base.Tools},
@@ -35,6 +36,21 @@ func TestPrefixDigest(t *testing.T) {
 		t.Run(name, func(t *testing.T) { assert.NotEqual(t, d, r.PrefixDigest()) })
 	}
 	assert.Empty(t, protocol.Request{Messages: base.Messages}.PrefixDigest(), "no system and no tools: no prefix")
+}
+
+func TestSystemPrompt(t *testing.T) {
+	tests := map[string]struct {
+		req  protocol.Request
+		want string
+	}{
+		"both":      {protocol.Request{System: "cached", SystemTail: "tail"}, "cached\ntail"},
+		"no tail":   {protocol.Request{System: "cached"}, "cached"},
+		"tail only": {protocol.Request{SystemTail: "tail"}, "tail"},
+		"neither":   {protocol.Request{}, ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, tc.want, tc.req.SystemPrompt()) })
+	}
 }
 
 func TestNoticeStart(t *testing.T) {

@@ -10,12 +10,17 @@ import (
 // Request is one model call in the Claude shape every provider starts from. The
 // transport converts it to its own wire format.
 type Request struct {
-	Model     string
-	System    string
-	Messages  []Turn
-	Tools     []ToolSpec
-	MaxTokens int
-	Thinking  Thinking
+	Model  string
+	System string
+	// SystemTail ends the system prompt after the cache breakpoint: what differs
+	// between sessions that otherwise share a prefix (the workspace path, the
+	// compaction summary). It is not part of PrefixDigest, so that a hundred sessions
+	// of one job in their own workspace copies still share one cached prefix.
+	SystemTail string
+	Messages   []Turn
+	Tools      []ToolSpec
+	MaxTokens  int
+	Thinking   Thinking
 	// ToolChoice is "" (the model decides) or "none": the tools are offered, so the
 	// request keeps the cached prefix and a conversation holding tool calls stays
 	// valid, but the model must answer in text (the compaction summary).
@@ -27,6 +32,18 @@ type Request struct {
 	// HTTP transport sends it in the ParentHeader, so that a test double (the scripted
 	// model) can tell a sub-agent's requests from its parent's.
 	Parent string
+}
+
+// SystemPrompt is the whole system prompt, System then SystemTail, for the APIs that
+// take it as one text.
+func (r Request) SystemPrompt() string {
+	switch {
+	case r.SystemTail == "":
+		return r.System
+	case r.System == "":
+		return r.SystemTail
+	}
+	return r.System + "\n" + r.SystemTail
 }
 
 // ParentHeader names the HTTP request header that carries Request.Parent.

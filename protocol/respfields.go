@@ -87,7 +87,7 @@ func fieldsOf(m Message) ([]string, error) {
 		f.ext(extUsageKind, m.UsageKind)
 		f.ext(extSubSession, m.SubSession)
 	case KindStop:
-		f.add(m.Reason)
+		f.add(string(m.Stop))
 	case KindContextUpdate:
 		f.add(m.Context.Kind, m.Context.Trigger)
 	case KindSubAgentResult:
@@ -103,7 +103,7 @@ func fieldsOf(m Message) ([]string, error) {
 		f.ext(extPrompt, s.Prompt)
 		f.ext(extTimestamp, s.Timestamp)
 	case KindError:
-		f.add(m.Err.Kind, m.Err.Message)
+		f.add(string(m.Err.Kind), m.Err.Message)
 	case KindRetry:
 		f.add(strconv.Itoa(m.Attempt), itoa(m.DelayMS), m.Reason)
 	case KindSessionStart:
@@ -148,7 +148,7 @@ func addResult(f *frame, r Result) {
 	if r.TotalCostUSD != nil && !math.IsNaN(*r.TotalCostUSD) && !math.IsInf(*r.TotalCostUSD, 0) {
 		cost = strconv.FormatFloat(*r.TotalCostUSD, 'g', -1, 64)
 	}
-	f.add(r.SessionID, r.JobID, string(r.Status), boolField(r.IsError), r.StopReason,
+	f.add(r.SessionID, r.JobID, string(r.Status), boolField(r.IsError), string(r.StopReason),
 		strconv.Itoa(r.NumTurns), itoa(r.DurationMS), itoa(r.DurationAPIMS),
 		itoa(r.Usage.Input), itoa(r.Usage.Output), itoa(r.Usage.CacheRead), itoa(r.Usage.CacheCreation),
 		cost, r.Result, string(r.StructuredOutput), strconv.Itoa(r.Retries), strconv.Itoa(r.Attempts),
@@ -156,7 +156,7 @@ func addResult(f *frame, r Result) {
 	if r.Error == nil {
 		f.add("", "", "")
 	} else {
-		f.add("1", r.Error.Kind, r.Error.Message)
+		f.add("1", string(r.Error.Kind), r.Error.Message)
 	}
 	f.add(countField(len(r.Checks), r.Checks == nil))
 	for _, c := range r.Checks {
@@ -209,7 +209,7 @@ func messageOf(k Kind, fields []string) (Message, error) {
 	case KindUsage:
 		m.Usage = Usage{Input: p.int(), Output: p.int(), CacheRead: p.int(), CacheCreation: p.int()}
 	case KindStop:
-		m.Reason = p.next()
+		m.Stop = StopReason(p.next())
 	case KindContextUpdate:
 		m.Context = ContextUpdate{Kind: p.next(), Trigger: p.next()}
 	case KindSubAgentResult:
@@ -218,7 +218,7 @@ func messageOf(k Kind, fields []string) (Message, error) {
 		s.Thinking, s.Text = p.next(), p.next()
 		m.Sub = &s
 	case KindError:
-		m.Err = Error{Kind: p.next(), Message: p.next()}
+		m.Err = Error{Kind: ErrorKind(p.next()), Message: p.next()}
 	case KindRetry:
 		m.Attempt = int(p.int())
 		m.DelayMS = p.int()
@@ -434,7 +434,7 @@ func list[T any](p *fieldParser, width int, item func() T) []T {
 
 func (p *fieldParser) result() *Result {
 	r := Result{SessionID: p.next(), JobID: p.next(), Status: Status(p.next()), IsError: p.flag(),
-		StopReason: p.next(), NumTurns: int(p.int()), DurationMS: p.int(), DurationAPIMS: p.int()}
+		StopReason: StopReason(p.next()), NumTurns: int(p.int()), DurationMS: p.int(), DurationAPIMS: p.int()}
 	r.Usage = Usage{Input: p.int(), Output: p.int(), CacheRead: p.int(), CacheCreation: p.int()}
 	if s := p.next(); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
@@ -453,7 +453,7 @@ func (p *fieldParser) result() *Result {
 	switch hasErr {
 	case "":
 	case "1":
-		r.Error = &Error{Kind: kind, Message: msg}
+		r.Error = &Error{Kind: ErrorKind(kind), Message: msg}
 	default:
 		p.fail("error flag %.32q is not empty or 1", hasErr)
 	}

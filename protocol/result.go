@@ -72,22 +72,22 @@ func (s Status) Subtype() string {
 // "max_turns") or the message starts with it, and the message without a leading "s: "
 // or "kind: ", so that no word is said twice ("error_checks: checks: …").
 func (e Error) Describe(s Status) string {
-	msg := e.Message
+	msg, kind := e.Message, string(e.Kind)
 	for trimmed := ""; trimmed != msg; {
 		trimmed = msg
-		for _, p := range []string{string(s), e.Kind} {
+		for _, p := range []string{string(s), kind} {
 			if p != "" && strings.HasPrefix(msg, p+":") {
 				msg = strings.TrimLeft(msg[len(p)+1:], " ")
 			}
 		}
 	}
 	switch {
-	case e.Kind == "" || string(s) == e.Kind || string(s) == "error_"+e.Kind:
+	case kind == "" || string(s) == kind || string(s) == "error_"+kind:
 		return msg
 	case msg == "":
-		return e.Kind
+		return kind
 	}
-	return e.Kind + ": " + msg
+	return kind + ": " + msg
 }
 
 // Result is the terminal record of one session: the last event of its stream and the
@@ -97,14 +97,14 @@ type Result struct {
 	JobID     string `json:"job_id"`
 	// Provenance says what produced the session (provider, model, matrix, ...).
 	Provenance
-	Status        Status   `json:"status"`
-	IsError       bool     `json:"is_error"`
-	StopReason    string   `json:"stop_reason"`
-	NumTurns      int      `json:"num_turns"`
-	DurationMS    int64    `json:"duration_ms"`
-	DurationAPIMS int64    `json:"duration_api_ms"`
-	Usage         Usage    `json:"usage"`
-	TotalCostUSD  *float64 `json:"total_cost_usd"`
+	Status        Status     `json:"status"`
+	IsError       bool       `json:"is_error"`
+	StopReason    StopReason `json:"stop_reason"`
+	NumTurns      int        `json:"num_turns"`
+	DurationMS    int64      `json:"duration_ms"`
+	DurationAPIMS int64      `json:"duration_api_ms"`
+	Usage         Usage      `json:"usage"`
+	TotalCostUSD  *float64   `json:"total_cost_usd"`
 	// Result is the final assistant text (or the error text when there is none).
 	Result string `json:"result"`
 	// StructuredOutput is the final answer parsed as JSON when the job has an
@@ -144,7 +144,7 @@ func appendResult(o *jsonObject, r Result) {
 	o.str("status", string(r.Status))
 	o.str("subtype", r.Status.Subtype())
 	o.bool("is_error", r.IsError)
-	o.str("stop_reason", r.StopReason)
+	o.str("stop_reason", string(r.StopReason))
 	o.int("num_turns", int64(r.NumTurns))
 	o.int("duration_ms", r.DurationMS)
 	o.int("duration_api_ms", r.DurationAPIMS)
@@ -188,7 +188,7 @@ func appendResult(o *jsonObject, r Result) {
 		o.buf = append(o.buf, "null"...)
 	} else {
 		eo := jsonObject{buf: append(o.buf, '{'), first: true}
-		eo.str("kind", r.Error.Kind)
+		eo.str("kind", string(r.Error.Kind))
 		eo.str("message", r.Error.Message)
 		o.buf = append(eo.buf, '}')
 	}

@@ -43,8 +43,12 @@ type artifacts struct {
 // openArtifacts creates the session's files in dir and the sinks that write them.
 func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *sink.Files) (*artifacts, error) {
 	a := &artifacts{}
+	flag := os.O_TRUNC
+	if st.one.Persistent {
+		flag = os.O_APPEND // the folder keeps the session's earlier runs
+	}
 	create := func(name string) (*os.File, error) {
-		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|flag, 0o644)
 		if err != nil {
 			return nil, err
 		}
@@ -71,10 +75,20 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *
 	sinks := []sink.Sink{sink.NewStreamJSON(stream, protocol.Envelope{}), events}
 	onStdout := false // the text transcript goes to stdout
 	switch {
-	case o.Format == FormatStreamJSON:
-		sinks = append(sinks, sink.NewStreamJSON(st.stdout, protocol.Envelope{SessionID: sessionID, JobID: s.JobID}))
-	case o.Format == FormatClaude:
-		sinks = append(sinks, sink.NewClaude(st.stdout, o.Version))
+	case st.one.Stdout != nil:
+		out, err := st.one.Stdout()
+		if err != nil {
+			return nil, a.abort(err)
+		}
+		sinks = append(sinks, out)
+	case o.Format != sink.FormatText:
+		// Every session's lines, stream-json's with its ids.
+		out, err := sink.ForFormat(o.Format, st.stdout, sink.FormatOptions{
+			Envelope: protocol.Envelope{SessionID: sessionID, JobID: s.JobID}, Version: o.Version})
+		if err != nil {
+			return nil, a.abort(err)
+		}
+		sinks = append(sinks, out)
 	case o.GitHub != nil:
 		// In an Actions log each session is one collapsible group, written when it ends.
 		sinks = append(sinks, o.GitHub.sessionLog(s.Key, st.spec.File(), st.lines[s.JobID]))
@@ -150,7 +164,7 @@ func (st *runState) refusedBudget(s jobs.Session) *protocol.Result {
 }
 
 func (st *runState) skip(s jobs.Session, status protocol.Status, perr *protocol.Error) *protocol.Result {
-	dir := filepath.Join(st.r.opts.Out, SessionsDir, s.Key)
+	dir := st.dirOf(s)
 	if err := resetDir(dir); err != nil {
 		return st.failedToStart(s, dir, 0, err)
 	}
@@ -193,7 +207,11 @@ func (st *runState) resolve(s jobs.Session) ProviderInfo {
 // newResult is the result of s before it runs: who it is and what produced it.
 // attempt is 0 for a session that never started.
 func (st *runState) newResult(s jobs.Session, attempt int) *protocol.Result {
-	res := &protocol.Result{SessionID: st.r.opts.NewID(), JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
+	id := st.one.SessionID
+	if id == "" {
+		id = st.r.opts.NewID()
+	}
+	res := &protocol.Result{SessionID: id, JobID: s.JobID, Key: s.Key, SpecDigest: s.Digest,
 		Attempts: attempt, Checks: []protocol.Check{}, TotalCostUSD: noCost(),
 		Provenance: st.provenance(s, st.resolve(s), attempt)}
 	if attempt > 0 {

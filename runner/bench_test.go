@@ -33,7 +33,7 @@ const (
 // oneModel serves every session from one in-process scripted model.
 type oneModel struct{ m *scripted.Model }
 
-func (p oneModel) Provider(s jobs.Session, _ func()) (agent.Provider, runner.ProviderInfo, error) {
+func (p oneModel) Provider(s jobs.Session, _ runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	return p.m, runner.ProviderInfo{Name: "scripted", Model: s.Settings.Model}, nil
 }
 

@@ -21,7 +21,7 @@ import (
 // providerFunc is a function-field fake of runner.Providers.
 type providerFunc func(s jobs.Session) (agent.Provider, runner.ProviderInfo, error)
 
-func (f providerFunc) Provider(s jobs.Session, _ func()) (agent.Provider, runner.ProviderInfo, error) {
+func (f providerFunc) Provider(s jobs.Session, _ runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	return f(s)
 }
 

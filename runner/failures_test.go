@@ -52,7 +52,7 @@ type byModel struct {
 	firstByte map[string]time.Duration
 }
 
-func (p byModel) Provider(s jobs.Session, _ func()) (agent.Provider, ProviderInfo, error) {
+func (p byModel) Provider(s jobs.Session, _ Liveness) (agent.Provider, ProviderInfo, error) {
 	script, ok := p.scripts[s.Settings.Model]
 	if !ok {
 		return nil, ProviderInfo{}, fmt.Errorf("no script for model %q", s.Settings.Model)

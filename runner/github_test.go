@@ -182,7 +182,7 @@ func (r *countingReader) Read(p []byte) (int, error) {
 // the task in its thinking and its answer.
 type ghDemoProviders struct{ model *scripted.Model }
 
-func (p ghDemoProviders) Provider(jobs.Session, func()) (agent.Provider, ProviderInfo, error) {
+func (p ghDemoProviders) Provider(jobs.Session, Liveness) (agent.Provider, ProviderInfo, error) {
 	return p.model, ProviderInfo{Name: "scripted", Model: "scripted"}, nil
 }
 

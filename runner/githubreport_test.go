@@ -117,7 +117,7 @@ func TestGitHubStepSummary(t *testing.T) {
 // names.
 func failedResult(key string, status protocol.Status, msg string) *protocol.Result {
 	return &protocol.Result{Key: key, Status: status, IsError: true,
-		Error: &protocol.Error{Kind: strings.TrimPrefix(string(status), "error_"), Message: msg}}
+		Error: &protocol.Error{Kind: protocol.ErrorKind(strings.TrimPrefix(string(status), "error_")), Message: msg}}
 }
 
 // closeSession writes a session to g's log: some text, then its result.

@@ -37,9 +37,9 @@ func mcpSecrets(opts Options, s jobs.Session) []string {
 	return secrets
 }
 
-// OpenMCP connects the MCP servers of a session: stdio ones in its sandbox's worker,
+// connectMCP connects the MCP servers of a session: stdio ones in its sandbox's worker,
 // each within its startup timeout. It returns nil for a session without servers.
-func OpenMCP(ctx context.Context, configs []mcpclient.Config, sb *Sandbox, activity func(), version string) *mcpclient.Set {
+func connectMCP(ctx context.Context, configs []mcpclient.Config, sb *Sandbox, activity func(), version string) *mcpclient.Set {
 	if len(configs) == 0 {
 		return nil
 	}
@@ -58,12 +58,12 @@ func (st *runState) openMCP(ctx context.Context, s jobs.Session, sb *Sandbox, ac
 	if err != nil {
 		return nil, fmt.Errorf("mcp: %w", err)
 	}
-	return OpenMCP(ctx, configs, sb, activity, st.r.opts.Version), nil
+	return connectMCP(ctx, configs, sb, activity, st.r.opts.Version), nil
 }
 
-// MCPDown is the error of a session whose required MCP server did not connect, nil
+// requiredDown is the error of a session whose required MCP server did not connect, nil
 // when none is down. Its status is error_mcp.
-func MCPDown(set *mcpclient.Set) *protocol.Error {
+func requiredDown(set *mcpclient.Set) *protocol.Error {
 	if set == nil {
 		return nil
 	}
@@ -75,16 +75,16 @@ func MCPDown(set *mcpclient.Set) *protocol.Error {
 		down.Name, down.Status, down.Reason)}
 }
 
-// ServerTools is set as the agent's MCP tools, nil when there are none.
-func ServerTools(set *mcpclient.Set) agent.ServerTools {
+// serverTools is set as the agent's MCP tools, nil when there are none.
+func serverTools(set *mcpclient.Set) agent.ServerTools {
 	if set == nil {
 		return nil
 	}
 	return set
 }
 
-// AttachMCP writes the servers' statuses, and from then on their events, to the
+// attachMCP writes the servers' statuses, and from then on their events, to the
 // session's sink, which must be safe for concurrent use.
-func AttachMCP(set *mcpclient.Set, sink agent.Sink) {
+func attachMCP(set *mcpclient.Set, sink agent.Sink) {
 	set.Attach(func(m protocol.Message) { _ = sink.Write(m) })
 }

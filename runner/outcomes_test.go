@@ -85,7 +85,7 @@ jobs:
 // outcome is what one session of the mixed run must end with.
 type outcome struct {
 	status  protocol.Status
-	errKind string
+	errKind protocol.ErrorKind
 	turns   int // -1: not checked
 }
 
@@ -211,7 +211,7 @@ func assertMixedDetails(t *testing.T, out string, results map[string]*protocol.R
 	t.Helper()
 	success := results["success"]
 	assert.Equal(t, "Done: notes/success.txt written.", success.Result)
-	assert.Equal(t, "end_turn", success.StopReason)
+	assert.Equal(t, protocol.StopEndTurn, success.StopReason)
 	assert.Positive(t, success.Usage.Output)
 	if overHTTP {
 		assert.Nil(t, success.TotalCostUSD, "an unpriced model has no cost")

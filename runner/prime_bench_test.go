@@ -117,8 +117,8 @@ type timedProviders struct {
 	ttft []time.Duration
 }
 
-func (t *timedProviders) Provider(s jobs.Session, activity func()) (agent.Provider, runner.ProviderInfo, error) {
-	p, info, err := t.Providers.Provider(s, activity)
+func (t *timedProviders) Provider(s jobs.Session, live runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
+	p, info, err := t.Providers.Provider(s, live)
 	return firstText{Provider: p, t: t}, info, err
 }
 

@@ -55,7 +55,7 @@ func answering(l *eventLog, name string, latency time.Duration, notice bool) pro
 			}
 			l.add(name + " answers")
 			if yield(protocol.Message{Kind: protocol.KindText, Text: "hi"}) {
-				yield(protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"})
+				yield(protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"})
 			}
 		}
 	}

@@ -156,17 +156,17 @@ func TestProgressLive(t *testing.T) {
 func TestRunStdout(t *testing.T) {
 	tests := []struct {
 		name   string
-		format runner.Format
+		format sink.Format
 		check  func(t *testing.T, line string, sessions map[string]string)
 	}{
 		{
-			name: "text", format: runner.FormatText,
+			name: "text", format: sink.FormatText,
 			check: func(t *testing.T, line string, _ map[string]string) {
 				assert.Regexp(t, `^\[(a|b|gate)\] `, line, "every line carries its session key")
 			},
 		},
 		{
-			name: "stream-json", format: runner.FormatStreamJSON,
+			name: "stream-json", format: sink.FormatStreamJSON,
 			check: func(t *testing.T, line string, sessions map[string]string) {
 				_, _, err := protocol.ParseEvent([]byte(line))
 				require.NoError(t, err, line)
@@ -201,7 +201,7 @@ func TestRunStdout(t *testing.T) {
 			for _, l := range lines {
 				tt.check(t, l, sessions)
 			}
-			if tt.format == runner.FormatStreamJSON {
+			if tt.format == sink.FormatStreamJSON {
 				assert.Len(t, lines, streamLines, "stdout carries every session's events and nothing else")
 			}
 		})

@@ -74,7 +74,7 @@ func gated(entered chan<- string, release <-chan struct{}) agent.Provider {
 				return
 			}
 			if yield(protocol.Message{Kind: protocol.KindText, Text: "released"}) {
-				yield(protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"})
+				yield(protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"})
 			}
 		}
 	}}
@@ -141,7 +141,7 @@ func newInProcess(scripts map[string]*scripted.Script) *inProcess {
 		calls: newCalls(), models: map[string]*scripted.Model{}}
 }
 
-func (p *inProcess) Provider(s jobs.Session, _ func()) (agent.Provider, runner.ProviderInfo, error) {
+func (p *inProcess) Provider(s jobs.Session, _ runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	p.calls.add(s.Key)
 	info := runner.ProviderInfo{Name: "scripted", Model: s.Settings.Model}
 	if f, ok := p.fakes[s.Settings.Model]; ok {
@@ -193,7 +193,7 @@ func newOverHTTPWith(t testing.TB, opts scripted.Options) *overHTTP {
 	return p
 }
 
-func (p *overHTTP) Provider(s jobs.Session, activity func()) (agent.Provider, runner.ProviderInfo, error) {
+func (p *overHTTP) Provider(s jobs.Session, live runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	p.calls.add(s.Key)
 	name := string(s.Settings.Provider)
 	if name == "" {
@@ -215,7 +215,7 @@ func (p *overHTTP) Provider(s jobs.Session, activity func()) (agent.Provider, ru
 	}
 	return transport.NewClient(d, transport.Options{
 		MaxAttempts: 3, BaseDelay: 5 * time.Millisecond, MaxDelay: 20 * time.Millisecond, MaxWait: 5 * time.Second,
-		HTTP: p.http, Limiter: p.limiter, Activity: activity, IdleTimeout: s.Settings.IdleTimeout,
+		HTTP: p.http, Limiter: p.limiter, Activity: live.Activity, IdleTimeout: live.Idle,
 	}), info, nil
 }
 

@@ -70,14 +70,14 @@ type sessionDetail struct {
 	// Dir is the session's folder as the report names it, relative to the report.
 	Dir string `json:"dir"`
 	// Problems are the files of the folder that could not be read.
-	Problems   []string         `json:"problems,omitempty"`
-	StopReason string           `json:"stop_reason,omitempty"`
-	Result     *textPart        `json:"result,omitempty"`
-	Structured string           `json:"structured_output,omitempty"`
-	Error      *protocol.Error  `json:"error,omitempty"`
-	Checks     []detailCheck    `json:"checks,omitempty"`
-	Transcript *textPart        `json:"transcript,omitempty"`
-	Tools      []detailToolCall `json:"tools,omitempty"`
+	Problems   []string            `json:"problems,omitempty"`
+	StopReason protocol.StopReason `json:"stop_reason,omitempty"`
+	Result     *textPart           `json:"result,omitempty"`
+	Structured string              `json:"structured_output,omitempty"`
+	Error      *protocol.Error     `json:"error,omitempty"`
+	Checks     []detailCheck       `json:"checks,omitempty"`
+	Transcript *textPart           `json:"transcript,omitempty"`
+	Tools      []detailToolCall    `json:"tools,omitempty"`
 	// ToolsOmitted counts the earlier calls left out for the limit.
 	ToolsOmitted int `json:"tools_omitted,omitempty"`
 	// Patch is changes.patch (worktree workspaces); without one, Edits are the Write and

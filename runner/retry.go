@@ -26,8 +26,8 @@ func RetryClasses() []string {
 		}
 	}
 	for _, k := range protocol.ErrorKinds() {
-		if !slices.Contains(out, k) {
-			out = append(out, k)
+		if !slices.Contains(out, string(k)) {
+			out = append(out, string(k))
 		}
 	}
 	return out
@@ -70,7 +70,7 @@ func retried(res *protocol.Result, classes []string, rerunFailed bool) bool {
 		return true
 	}
 	for _, c := range classes {
-		if strings.TrimPrefix(string(res.Status), "error_") == c || res.Error != nil && res.Error.Kind == c {
+		if strings.TrimPrefix(string(res.Status), "error_") == c || res.Error != nil && string(res.Error.Kind) == c {
 			return true
 		}
 	}

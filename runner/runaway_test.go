@@ -23,9 +23,9 @@ import (
 // Anthropic transport.
 type endpoints map[string]string
 
-func (e endpoints) Provider(s jobs.Session, activity func()) (agent.Provider, runner.ProviderInfo, error) {
+func (e endpoints) Provider(s jobs.Session, live runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	c := transport.NewClient(anthropic.New(anthropic.Config{BaseURL: e[s.Settings.Model]}),
-		transport.Options{MaxAttempts: 2, Activity: activity, IdleTimeout: s.Settings.IdleTimeout})
+		transport.Options{MaxAttempts: 2, Activity: live.Activity, IdleTimeout: live.Idle})
 	return c, runner.ProviderInfo{Name: "anthropic", Model: s.Settings.Model}, nil
 }
 

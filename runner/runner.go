@@ -28,10 +28,11 @@ import (
 	"github.com/agentrun/agentrun/sink"
 )
 
-// Providers makes the model provider of each session. Activity must be called whenever
-// bytes arrive from the model, so the inactivity watchdog sees the session is alive.
+// Providers makes the model provider of each session attempt. The provider's transport
+// bounds the silence of one request by live.Idle and calls live.Activity whenever bytes
+// arrive from the model, so the session's inactivity watchdog sees it is alive.
 type Providers interface {
-	Provider(s jobs.Session, activity func()) (agent.Provider, ProviderInfo, error)
+	Provider(s jobs.Session, live Liveness) (agent.Provider, ProviderInfo, error)
 }
 
 // ProviderInfo names what a session talks to, for its session_start event; Server is
@@ -41,17 +42,6 @@ type ProviderInfo struct {
 	Model  string
 	Server string
 }
-
-// Format is the run's stdout format.
-type Format string
-
-// The stdout formats.
-const (
-	FormatText       Format = "text"
-	FormatStreamJSON Format = "stream-json"
-	// FormatClaude is Claude Code's stream-json (sink.Claude), every session's lines.
-	FormatClaude Format = "claude"
-)
 
 // Options configure a Runner. Zero values take the defaults in brackets.
 type Options struct {
@@ -75,7 +65,7 @@ type Options struct {
 	// Shard selects a stable subset of the sessions.
 	Shard Shard
 	// Format of stdout [text]; Stdout receives it [io.Discard].
-	Format Format
+	Format sink.Format
 	Stdout io.Writer
 	// Progress receives the progress display [io.Discard]. Status, when set, is the live
 	// status line of the terminal Progress is on: it shows the counts, an ETA and what
@@ -144,7 +134,7 @@ func New(opts Options) *Runner {
 		opts.Out = "out"
 	}
 	if opts.Format == "" {
-		opts.Format = FormatText
+		opts.Format = sink.FormatText
 	}
 	if opts.Stdout == nil {
 		opts.Stdout = io.Discard
@@ -240,6 +230,8 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		budget:  newRunBudget(spec.Budget),
 		lines:   jobLines(spec),
 		primer:  newPrimer(r.opts.Now),
+		// No tool may see the artifacts of the run's sessions.
+		sessionsDir: filepath.Join(absOr(r.opts.Out), SessionsDir),
 	}
 	if len(plan.Resolved) == len(plan.Run) {
 		st.resolved = make(map[string]ProviderInfo, len(plan.Run))
@@ -282,7 +274,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 			if runCtx.Err() != nil {
 				st.results[i] = st.notStarted(runCtx, s)
 			} else {
-				st.results[i] = st.runSession(runCtx, s)
+				st.results[i] = st.runSession(runCtx, s, st.dirOf(s))
 			}
 			st.progress.finished(st.results[i]) // once per session, whatever its attempts
 			st.budget.finished(st.results[i])
@@ -329,6 +321,15 @@ type runState struct {
 	prices   map[string]knownPrice
 	// resolved holds the provider and model Options.Resolve gave each session to run.
 	resolved map[string]ProviderInfo
+	// sessionsDir is the folder of the sessions' artifacts, which no tool may see.
+	sessionsDir string
+	// one configures the session of RunSession; it is zero in a run of a spec.
+	one SessionOptions
+}
+
+// dirOf is the artifact folder of a session of the run.
+func (st *runState) dirOf(s jobs.Session) string {
+	return filepath.Join(st.r.opts.Out, SessionsDir, s.Key)
 }
 
 // summary collects every result, the reused ones included, sorted by key.

@@ -92,8 +92,8 @@ func (r *Runner) sandboxReport() sandbox.Report {
 	return r.probe
 }
 
-// SandboxRequest describes the sandbox of one session.
-type SandboxRequest struct {
+// sandboxRequest describes the sandbox of one session.
+type sandboxRequest struct {
 	// Level is the level to run at; "" means the best the machine has.
 	Level    sandbox.Level
 	BashMode string
@@ -123,9 +123,9 @@ type Sandbox struct {
 // Client is the session's worker client, which runs its tool calls and checks.
 func (sb *Sandbox) Client() *worker.Client { return sb.client }
 
-// OpenSandbox prepares a session's sandbox; the worker process itself starts at the
+// newSandbox prepares a session's sandbox; the worker process itself starts at the
 // first tool call or check. onViolation hears of refused connections.
-func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
+func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
 	level := req.Level
 	if level == "" {
 		level = rep.Best()
@@ -195,15 +195,15 @@ func OpenSandbox(req SandboxRequest, opts SandboxOptions, rep sandbox.Report, ac
 // openSandbox prepares the sandbox of a session attempt of the run.
 func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
 	o := st.r.opts
-	hidden := []string{filepath.Join(absOr(o.Out), SessionsDir)}
+	hidden := []string{st.sessionsDir}
 	if o.InstructionHome != "" {
 		hidden = append(hidden, absOr(o.InstructionHome))
 	}
-	req := SandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
+	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden}
-	sb, err := OpenSandbox(req, o.Sandbox, st.r.sandboxReport(), activity, onViolation)
+	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), activity, onViolation)
 	if err == nil && o.Telemetry != nil {
 		// Every tool process and check gets the trace context of its span.
 		sb.client.SetRequestEnv(o.Telemetry.ProcessEnv)
@@ -293,9 +293,6 @@ func (sb *Sandbox) Close() error {
 	return err
 }
 
-// ToolEnv is toolEnv for callers outside the runner (exec).
-func ToolEnv(base []string, declared map[string]string) []string { return toolEnv(base, declared) }
-
 // toolEnv is the environment of a session's tools, built from nothing: PATH, HOME,
 // LANG and TERM from the runner's environment, the reaper's tag, and the variables the
 // job declares.
@@ -354,14 +351,14 @@ func layerNames(ls []sandbox.Layer) []string {
 // violation records a refused connection in the session's events.
 func (st *runState) violation(arts *artifacts, s jobs.Session, v netproxy.Violation) {
 	st.r.log.Warn("sandbox refused a connection", zapKey(s.Key), zap.String("kind", v.Kind), zap.String("target", v.Target))
-	if err := WriteViolation(arts, v); err != nil {
+	if err := writeViolation(arts, v); err != nil {
 		st.r.log.Warn("write sandbox_violation", zapKey(s.Key), zapErr(err))
 	}
 }
 
-// WriteViolation writes a refused connection as a sandbox_violation event to a
+// writeViolation writes a refused connection as a sandbox_violation event to a
 // session's sink, which must be safe for use from the proxy's goroutines.
-func WriteViolation(s agent.Sink, v netproxy.Violation) error {
+func writeViolation(s agent.Sink, v netproxy.Violation) error {
 	return s.Write(protocol.Message{Kind: protocol.KindSandboxViolation,
 		Violation: &protocol.Violation{Kind: v.Kind, Target: v.Target}})
 }

@@ -21,16 +21,21 @@ import (
 	"github.com/agentrun/agentrun/sink"
 )
 
-// runSession runs s, with its whole-session retries, and returns its final result.
-func (st *runState) runSession(ctx context.Context, s jobs.Session) *protocol.Result {
-	dir := filepath.Join(st.r.opts.Out, SessionsDir, s.Key)
+// runSession runs s in its folder dir, with its whole-session retries, and returns its
+// final result. A persistent folder (SessionOptions.Persistent) is kept as it is and
+// gets one attempt: a retry would move its history aside.
+func (st *runState) runSession(ctx context.Context, s jobs.Session, dir string) *protocol.Result {
 	st.progress.started(s.Key, true)
-	if err := resetDir(dir); err != nil {
+	prepare := resetDir
+	if st.one.Persistent {
+		prepare = func(dir string) error { return os.MkdirAll(dir, 0o755) }
+	}
+	if err := prepare(dir); err != nil {
 		return st.failedToStart(s, dir, 1, err)
 	}
 	for attempt := 1; ; attempt++ {
 		res := st.attempt(ctx, s, dir, attempt)
-		if attempt > s.Settings.Retries || !retryable(res.Status, res.Error) || ctx.Err() != nil {
+		if attempt > s.Settings.Retries || st.one.Persistent || !retryable(res.Status, res.Error) || ctx.Err() != nil {
 			return res
 		}
 		st.r.log.Info("session failed; retrying", zapKey(s.Key), zap.String("status", string(res.Status)),
@@ -61,10 +66,13 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	}
 	defer func() { res = st.finish(arts, files, dir, res, start) }()
 
-	timeout := s.Settings.Timeout
-	// The causes name the limit that was hit.
-	sctx, cancelTimeout := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w after %s", ErrSessionTimeout, timeout))
-	defer cancelTimeout()
+	// The causes name the limit that was hit; a session without a timeout has none.
+	sctx := ctx
+	if timeout := s.Settings.Timeout; timeout > 0 {
+		var cancelTimeout context.CancelFunc
+		sctx, cancelTimeout = context.WithTimeoutCause(ctx, timeout, fmt.Errorf("%w after %s", ErrSessionTimeout, timeout))
+		defer cancelTimeout()
+	}
 	sctx, cancel := context.WithCancelCause(sctx)
 	defer cancel(nil)
 	idle := s.Settings.IdleTimeout
@@ -118,8 +126,8 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		if setupErr = sess.Start(); setupErr != nil {
 			return
 		}
-		AttachMCP(servers, arts)
-		if mcpDown = MCPDown(servers); mcpDown != nil && sctx.Err() == nil {
+		attachMCP(servers, arts)
+		if mcpDown = requiredDown(servers); mcpDown != nil && sctx.Err() == nil {
 			return // before the first model call
 		}
 		mcpDown = nil // a session cancelled while connecting ends as cancelled
@@ -211,7 +219,7 @@ func touch(path string) error {
 // newAgent builds the session's agent; prov gets the resolved provider and model.
 func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionID, workdir string, store agent.Store, arts *artifacts, watch *watchdog, sb *Sandbox, servers *mcpclient.Set) (*agent.Session, error) {
 	o := st.r.opts
-	provider, info, err := o.Providers.Provider(s, watch.touch)
+	provider, info, err := o.Providers.Provider(s, watch.liveness())
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
@@ -239,7 +247,7 @@ func (st *runState) newAgent(s jobs.Session, prov *protocol.Provenance, sessionI
 	deps := agent.Deps{
 		Provider: watched{Provider: st.primer.wrap(provider, info, s), watch: watch}, Sink: arts, Store: store, Now: o.Now,
 		NewID: o.NewID, Cost: st.costFor(info), Activity: watch.touch, Groups: o.Groups, SubAgentSlots: st.subAgents,
-		Tools: sb.client, Servers: ServerTools(servers),
+		Tools: sb.client, Servers: serverTools(servers),
 	}
 	if o.Telemetry != nil {
 		deps.Observer = o.Telemetry

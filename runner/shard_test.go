@@ -28,7 +28,7 @@ func newDemoModel() demoModel {
 	return demoModel{model: scripted.New(scripted.Options{})}
 }
 
-func (p demoModel) Provider(jobs.Session, func()) (agent.Provider, runner.ProviderInfo, error) {
+func (p demoModel) Provider(jobs.Session, runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	return p.model, runner.ProviderInfo{Name: "scripted", Model: "scripted"}, nil
 }
 

@@ -38,8 +38,11 @@ func statusOf(ctx context.Context, out agent.Outcome) (protocol.Status, *protoco
 			return protocol.StatusRequest, out.Err
 		case protocol.ErrInactivity:
 			return protocol.StatusInactivity, out.Err
+		default:
+			// Overload, rate limits, server and network trouble that outlived the
+			// retries, and whatever else the provider failed with.
+			return protocol.StatusProvider, out.Err
 		}
-		return protocol.StatusProvider, out.Err
 	case agent.EndCancelled:
 		return cancelStatus(ctx)
 	default:
@@ -69,7 +72,7 @@ func cancelStatus(ctx context.Context) (protocol.Status, *protocol.Error) {
 	return protocol.StatusCancelled, &protocol.Error{Kind: protocol.ErrCancelled, Message: msg}
 }
 
-func kind(e *protocol.Error) string {
+func kind(e *protocol.Error) protocol.ErrorKind {
 	if e == nil {
 		return ""
 	}

@@ -51,6 +51,27 @@ func newWatchdog(idle time.Duration, now func() time.Time, fire func()) *watchdo
 	return w
 }
 
+// Liveness is what the transport of a session attempt needs to keep the session alive:
+// the runner makes it next to the session's watchdog, and Providers pass it on.
+type Liveness struct {
+	// Idle bounds the silence of one request attempt, after which the transport gives
+	// up on it and retries; 0 sets no bound.
+	Idle time.Duration
+	// Activity must be called whenever bytes arrive from the model.
+	Activity func()
+}
+
+// liveness is the attempt bound and the activity callback of the watchdog's session.
+//
+// A stall is always retried before the session is called inactive: the attempt bound
+// is half the session's idle timeout. With the whole timeout, the watchdog, armed by
+// the same bytes, would always fire first and end the session instead of letting the
+// request be retried once; the other half is margin for a loaded machine (the watchdog
+// also waits out each announced backoff, see watched).
+func (w *watchdog) liveness() Liveness {
+	return Liveness{Idle: w.idle / 2, Activity: w.touch}
+}
+
 // touch records activity now.
 func (w *watchdog) touch() { w.hold(0) }
 

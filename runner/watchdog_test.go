@@ -2,7 +2,10 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"iter"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/transport"
+	"github.com/agentrun/agentrun/transport/anthropic"
+	"github.com/agentrun/agentrun/transport/scripted"
 )
 
 // clock is a settable time source.
@@ -108,4 +114,70 @@ func TestWatchdogFiresAfterHold(t *testing.T) {
 	at := <-fired
 	w.stop()
 	assert.GreaterOrEqual(t, at.Sub(start), idle+held)
+}
+
+// TestStallIsRetriedBeforeInactivity streams from a loopback server whose answer
+// stalls after its first words, through the real transport set up with the watchdog's
+// liveness: the transport gives up on the silent attempt and retries it before the
+// session's watchdog calls the session inactive, whether the retry succeeds or the
+// stalls go on until the transport's attempts run out.
+func TestStallIsRetriedBeforeInactivity(t *testing.T) {
+	const idle = time.Second
+	tests := map[string]struct {
+		times     int
+		wantText  string
+		wantError bool
+	}{
+		"stalls once":   {times: 1, wantText: "Let me look."},
+		"stalls always": {times: 100, wantError: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			script, err := scripted.ParseScript("stall.yaml", []byte(fmt.Sprintf(
+				"steps:\n  - text: Let me look.\n    fault: {stall: true, times: %d}\n  - text: Done.\n", tt.times)))
+			require.NoError(t, err)
+			srv := httptest.NewServer(scripted.New(scripted.Options{Default: script}).Handler())
+			defer srv.Close()
+			fired := make(chan struct{})
+			w := newWatchdog(idle, time.Now, func() { close(fired) })
+			defer w.stop()
+			live := w.liveness()
+			require.Less(t, live.Idle, idle, "an attempt's silence is bounded below the session's")
+			client := transport.NewClient(anthropic.New(anthropic.Config{BaseURL: srv.URL + "/v1",
+				Headers: map[string]string{scripted.SessionHeader: name}}),
+				transport.Options{MaxAttempts: 2, BaseDelay: 10 * time.Millisecond, Jitter: func() float64 { return 0 },
+					IdleTimeout: live.Idle, Activity: live.Activity})
+			defer client.CloseIdleConnections()
+
+			var text strings.Builder
+			retries := 0
+			var failure *protocol.Error
+			p := watched{Provider: client, watch: w}
+			for m := range p.Stream(t.Context(), protocol.Request{Model: "stall", Messages: []protocol.Turn{protocol.UserText("go")}}) {
+				switch m.Kind {
+				case protocol.KindText:
+					text.WriteString(m.Text)
+				case protocol.KindRetry:
+					retries++
+					assert.Contains(t, m.Reason, protocol.ErrInactivity, "the attempt was given up for its silence")
+				case protocol.KindError:
+					failure = &m.Err
+				default: // the stream's other messages are not the point here
+				}
+			}
+			select {
+			case <-fired:
+				t.Fatal("the watchdog called the session inactive before the transport retried the stall")
+			default:
+			}
+			assert.Equal(t, tt.wantText, text.String())
+			assert.Equal(t, 1, retries)
+			if tt.wantError {
+				require.NotNil(t, failure)
+				assert.Equal(t, protocol.ErrInactivity, failure.Kind, "the transport, not the watchdog, ends it")
+			} else {
+				assert.Nil(t, failure)
+			}
+		})
+	}
 }

@@ -151,12 +151,12 @@ func (c *Claude) convert(m protocol.Message) error {
 		if len(call.blocks) == 0 && call.written {
 			return nil
 		}
-		reason := claudeStopReason(m.Reason)
+		reason := claudeStopReason(m.Stop)
 		return c.assistant(m.Parent, call, &reason)
 	case protocol.KindRetry:
 		delete(c.calls, m.Parent) // the transport starts the call again
 		kind, _, _ := strings.Cut(m.Reason, ":")
-		status, word := apiError(kind)
+		status, word := apiError(protocol.ErrorKind(kind))
 		return c.line(claudeRetry{Type: "system", Subtype: "api_retry", Attempt: m.Attempt,
 			RetryDelayMS: m.DelayMS, ErrorStatus: status, Error: word, Reason: m.Reason})
 	case protocol.KindError:
@@ -305,13 +305,13 @@ func (c *Claude) error(m protocol.Message) error {
 			}
 		}
 		c.ncalls++
-		stop := "stop_sequence"
+		stop := string(protocol.StopSequence)
 		msg := claudeMessage{ID: "msg_" + c.hash("call", c.ncalls)[:24], Type: "message", Role: "assistant", Model: "<synthetic>",
 			Content: []claudeBlock{textBlock{Type: "text", Text: "API Error: " + m.Err.Message}}, StopReason: &stop}
 		return c.line(claudeAssistant{Type: "assistant", Message: msg, ParentToolUseID: parentOf(m.Parent), Error: word})
 	}
 	return c.line(claudeInfo{Type: "system", Subtype: "informational", Level: "warning", Tag: "error",
-		Content: m.Err.Kind + ": " + m.Err.Message, ErrorKind: m.Err.Kind, ParentToolUseID: optParent(m.Parent)})
+		Content: string(m.Err.Kind) + ": " + m.Err.Message, ErrorKind: m.Err.Kind, ParentToolUseID: optParent(m.Parent)})
 }
 
 // line encodes v, with session_id and uuid set, as one line in c.buf.

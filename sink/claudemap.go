@@ -38,7 +38,7 @@ func (c *Claude) result(r *protocol.Result) error {
 	}
 	out := claudeResult{Type: "result", Subtype: r.Status.Subtype(), IsError: r.IsError || r.Status != protocol.StatusSuccess,
 		DurationMS: r.DurationMS, DurationAPIMS: r.DurationAPIMS, NumTurns: r.NumTurns, Result: r.Result,
-		StopReason: optString(r.StopReason), SessionID: c.session, TotalCostUSD: cost, CostKnown: known,
+		StopReason: optString(string(r.StopReason)), SessionID: c.session, TotalCostUSD: cost, CostKnown: known,
 		ModelUsage: map[string]claudeModelUsage{}, PermissionDenials: []struct{}{},
 		TerminalReason: terminalReason(r.Status), Status: string(r.Status), JobID: r.JobID, Sandbox: sandboxOf(r.Sandbox),
 		Usage: claudeResultUsage{InputTokens: r.Usage.Input, OutputTokens: r.Usage.Output,
@@ -81,36 +81,36 @@ func usageOf(u protocol.Usage) claudeUsage {
 		CacheReadInputTokens: u.CacheRead}
 }
 
-// claudeStopReason maps a stop reason onto the Anthropic API's words; agentrun's
-// transports already normalise to them, so only foreign words are translated.
-func claudeStopReason(r string) string {
+// claudeStopReason maps a stop reason onto the Anthropic API's words, which are
+// protocol.StopReason's; a provider's own word, which its decoder carried as it came,
+// becomes end_turn, since Claude Code knows only the API's.
+func claudeStopReason(r protocol.StopReason) string {
 	switch r {
-	case "end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal",
-		"model_context_window_exceeded":
-		return r
-	case "length":
-		return "max_tokens"
-	case "tool_calls", "function_call":
-		return "tool_use"
+	case protocol.StopEndTurn, protocol.StopToolUse, protocol.StopMaxTokens, protocol.StopSequence,
+		protocol.StopPauseTurn, protocol.StopRefusal, protocol.StopContextWindow:
+		return string(r)
 	}
-	return "end_turn"
+	return string(protocol.StopEndTurn)
 }
 
 // isAPIKind reports whether an error kind is a failure of the model API, which Claude
 // Code reports as a synthetic assistant message.
-func isAPIKind(kind string) bool {
+func isAPIKind(kind protocol.ErrorKind) bool {
 	switch kind {
 	case protocol.ErrRateLimit, protocol.ErrOverloaded, protocol.ErrServer, protocol.ErrTimeout,
 		protocol.ErrInactivity, protocol.ErrAuth, protocol.ErrRequest, protocol.ErrNetwork, protocol.ErrStream,
 		protocol.ErrMaxTokens:
 		return true
+	case protocol.ErrTool, protocol.ErrBudget, protocol.ErrTooLarge, protocol.ErrMaxTurns, protocol.ErrCancelled,
+		protocol.ErrCompact, protocol.ErrPanic, protocol.ErrChecks, protocol.ErrSchema, protocol.ErrInternal,
+		protocol.ErrMCP, protocol.ErrMCPDeclined:
 	}
 	return false
 }
 
 // apiError maps an error kind onto the HTTP status Claude Code reports (nil when there
 // is none) and its SDKAssistantMessageError word.
-func apiError(kind string) (*int, string) {
+func apiError(kind protocol.ErrorKind) (*int, string) {
 	status := func(n int) *int { return &n }
 	switch kind {
 	case protocol.ErrRateLimit:
@@ -125,8 +125,10 @@ func apiError(kind string) (*int, string) {
 		return status(400), "invalid_request"
 	case protocol.ErrMaxTokens:
 		return nil, "max_output_tokens"
+	default:
+		// Claude Code has no word for the others (timeouts, network and stream trouble).
+		return nil, "unknown"
 	}
-	return nil, "unknown"
 }
 
 // terminalReason is Claude Code's terminal_reason for a status; empty when none fits.

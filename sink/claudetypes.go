@@ -1,6 +1,10 @@
 package sink
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agentrun/agentrun/protocol"
+)
 
 // The lines of the claude format: the shapes of Claude Code's stream-json
 // (`claude -p --output-format stream-json --verbose`), as the Claude Agent SDK's
@@ -178,16 +182,16 @@ type claudeCompactMeta struct {
 // claudeInfo is a system/informational line: agentrun's sandbox violations and the
 // errors that are not the model API's.
 type claudeInfo struct {
-	Type            string           `json:"type"`    // "system"
-	Subtype         string           `json:"subtype"` // "informational"
-	Content         string           `json:"content"`
-	Level           string           `json:"level"` // "warning"
-	Tag             string           `json:"tag"`   // "sandbox_violation" or "error"
-	SessionID       string           `json:"session_id"`
-	UUID            string           `json:"uuid"`
-	ParentToolUseID *string          `json:"parent_tool_use_id,omitempty"`
-	Violation       *claudeViolation `json:"violation,omitempty"`
-	ErrorKind       string           `json:"error_kind,omitempty"`
+	Type            string             `json:"type"`    // "system"
+	Subtype         string             `json:"subtype"` // "informational"
+	Content         string             `json:"content"`
+	Level           string             `json:"level"` // "warning"
+	Tag             string             `json:"tag"`   // "sandbox_violation" or "error"
+	SessionID       string             `json:"session_id"`
+	UUID            string             `json:"uuid"`
+	ParentToolUseID *string            `json:"parent_tool_use_id,omitempty"`
+	Violation       *claudeViolation   `json:"violation,omitempty"`
+	ErrorKind       protocol.ErrorKind `json:"error_kind,omitempty"`
 }
 
 type claudeViolation struct {
@@ -249,8 +253,8 @@ type claudeResult struct {
 }
 
 type claudeErr struct {
-	Kind    string `json:"kind"`
-	Message string `json:"message"`
+	Kind    protocol.ErrorKind `json:"kind"`
+	Message string             `json:"message"`
 }
 
 // claudeResultUsage is the result's usage (NonNullableUsage): every member is set.

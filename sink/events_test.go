@@ -126,7 +126,7 @@ func TestEventsOpenExisting(t *testing.T) {
 			require.NoError(t, os.WriteFile(path, []byte(tt.give), 0o644))
 			e, err := sink.OpenEvents(path, clock(t0, time.Second))
 			require.NoError(t, err)
-			writeAll(t, e, protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"})
+			writeAll(t, e, protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"})
 			require.NoError(t, e.Close())
 
 			raw, err := os.ReadFile(path)

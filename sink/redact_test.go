@@ -32,7 +32,7 @@ func text(s string) protocol.Message  { return protocol.Message{Kind: protocol.K
 func think(s string) protocol.Message { return protocol.Message{Kind: protocol.KindThinking, Text: s} }
 
 func TestRedactorDeltas(t *testing.T) {
-	stop := protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"}
+	stop := protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"}
 	tests := map[string]struct {
 		give []protocol.Message
 		want []protocol.Message
@@ -131,9 +131,9 @@ func TestRedactorFields(t *testing.T) {
 		{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: s, ID: s, Input: `{"command":"curl -H 'x-api-key: ` + s + `' https://api"}`}},
 		{Kind: protocol.KindToolResult, Result: protocol.ToolResult{ToolUseID: s, Name: s, Content: "ANTHROPIC_API_KEY=" + s + "\n"}},
 		{Kind: protocol.KindUsage, UsageKind: s, SubSession: s},
-		{Kind: protocol.KindStop, Reason: s},
+		{Kind: protocol.KindStop, Stop: protocol.StopReason(s)},
 		{Kind: protocol.KindContextUpdate, Context: protocol.ContextUpdate{Kind: s, Trigger: s}},
-		{Kind: protocol.KindError, Err: protocol.Error{Kind: s, Message: "401: invalid x-api-key " + s}},
+		{Kind: protocol.KindError, Err: protocol.Error{Kind: protocol.ErrorKind(s), Message: "401: invalid x-api-key " + s}},
 		{Kind: protocol.KindRetry, Reason: s},
 		{Kind: protocol.KindSubAgentStart, Sub: &protocol.SubAgent{SessionID: s, Description: s, Prompt: s, Timestamp: s}},
 		{Kind: protocol.KindSubAgentResult, Sub: &protocol.SubAgent{SessionID: s, Status: s, Thinking: s, Text: s}},
@@ -141,9 +141,9 @@ func TestRedactorFields(t *testing.T) {
 		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: s, JobID: s, Provenance: protocol.Provenance{Provider: s, Model: s}, Cwd: s, Tools: []string{s}, TS: s,
 			MCPServers: []protocol.MCPServer{{Name: s, Transport: s, Status: s, Reason: s}}}},
 		// Ids, key, status and digest come from agentrun itself and are kept as they are.
-		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "sess", JobID: "job", Status: protocol.StatusSuccess, StopReason: s,
+		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "sess", JobID: "job", Status: protocol.StatusSuccess, StopReason: protocol.StopReason(s),
 			Result: "the key is " + s, StructuredOutput: json.RawMessage(`{"key":"` + s + `","n":[1]}`), TotalCostUSD: &cost,
-			Checks: []protocol.Check{{Name: s, Output: s}}, Error: &protocol.Error{Kind: s, Message: s}, SpecDigest: "digest", Key: "key",
+			Checks: []protocol.Check{{Name: s, Output: s}}, Error: &protocol.Error{Kind: protocol.ErrorKind(s), Message: s}, SpecDigest: "digest", Key: "key",
 			MCPServers: []protocol.MCPServer{{Name: s, Reason: "401 for token " + s}}}},
 		{Kind: protocol.KindMCPStatus, MCP: &protocol.MCPServer{Name: s, Transport: s, Status: s, Reason: "Bearer " + s}},
 		{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "mcp__x__y", ID: "t", Input: `{}`, Server: s}},

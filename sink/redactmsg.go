@@ -19,7 +19,8 @@ func (r *Redactor) redactMessage(m protocol.Message) protocol.Message {
 	m.Result.ToolUseID, m.Result.Name, m.Result.Content = red(m.Result.ToolUseID), red(m.Result.Name), red(m.Result.Content)
 	m.Result.Server = red(m.Result.Server)
 	m.UsageKind, m.SubSession, m.Reason = red(m.UsageKind), red(m.SubSession), red(m.Reason)
-	m.Err = protocol.Error{Kind: red(m.Err.Kind), Message: red(m.Err.Message)}
+	m.Stop = protocol.StopReason(red(string(m.Stop)))
+	m.Err = protocol.Error{Kind: protocol.ErrorKind(red(string(m.Err.Kind))), Message: red(m.Err.Message)}
 	m.Context = protocol.ContextUpdate{Kind: red(m.Context.Kind), Trigger: red(m.Context.Trigger)}
 	if m.Sub != nil {
 		s := *m.Sub
@@ -71,12 +72,12 @@ func (r *Redactor) RedactResult(res *protocol.Result) *protocol.Result {
 
 func (r *Redactor) redactResult(f protocol.Result) *protocol.Result {
 	red := r.redact
-	f.StopReason, f.Result = red(f.StopReason), red(f.Result)
+	f.StopReason, f.Result = protocol.StopReason(red(string(f.StopReason))), red(f.Result)
 	if f.StructuredOutput != nil {
 		f.StructuredOutput = json.RawMessage(r.redactJSON(string(f.StructuredOutput)))
 	}
 	if f.Error != nil {
-		f.Error = &protocol.Error{Kind: red(f.Error.Kind), Message: red(f.Error.Message)}
+		f.Error = &protocol.Error{Kind: protocol.ErrorKind(red(string(f.Error.Kind))), Message: red(f.Error.Message)}
 	}
 	if f.Checks != nil {
 		checks := make([]protocol.Check, len(f.Checks))

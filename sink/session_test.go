@@ -23,7 +23,9 @@ func session() []protocol.Message {
 		return protocol.Message{Kind: protocol.KindUsage, UsageKind: "agent",
 			Usage: protocol.Usage{Input: in, Output: out, CacheRead: cacheRead}}
 	}
-	stop := func(reason string) protocol.Message { return protocol.Message{Kind: protocol.KindStop, Reason: reason} }
+	stop := func(reason protocol.StopReason) protocol.Message {
+		return protocol.Message{Kind: protocol.KindStop, Stop: reason}
+	}
 
 	var file strings.Builder
 	file.WriteString("Read(main.go) [24 lines, 402 bytes]\n")
@@ -90,7 +92,7 @@ func failedSession() []protocol.Message {
 		{Kind: protocol.KindSessionStart, Session: &protocol.SessionStart{SessionID: "s2", JobID: "flaky", Provenance: protocol.Provenance{Provider: "scripted"}}},
 		{Kind: protocol.KindText, Text: "Working"},
 		{Kind: protocol.KindText, Text: " on it"},
-		{Kind: protocol.KindStop, Reason: "max_tokens"},
+		{Kind: protocol.KindStop, Stop: "max_tokens"},
 		{Kind: protocol.KindError, Err: protocol.Error{Kind: protocol.ErrTimeout, Message: "session exceeded 30m0s"}},
 		{Kind: protocol.KindResult, Final: &protocol.Result{SessionID: "s2", JobID: "flaky", Status: protocol.StatusTimeout,
 			IsError: true, NumTurns: 1, DurationMS: 1_800_000, Usage: protocol.Usage{Input: 1_234_567, Output: 89},

@@ -56,7 +56,7 @@ func TestStreamJSONEnvelope(t *testing.T) {
 	var buf bytes.Buffer
 	s := sink.NewStreamJSON(&buf, protocol.Envelope{Seq: 9, SessionID: "s1", JobID: "fix-vet"})
 	require.NoError(t, s.Write(protocol.Message{Kind: protocol.KindText, Text: "hi"}))
-	require.NoError(t, s.Write(protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"}))
+	require.NoError(t, s.Write(protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"}))
 	require.NoError(t, s.Close())
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	require.Len(t, lines, 2)

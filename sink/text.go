@@ -163,10 +163,10 @@ func (t *Text) render(m protocol.Message) {
 	case protocol.KindUsage:
 		t.line(p, styleDim, usageLine(m))
 	case protocol.KindStop:
-		switch m.Reason {
-		case "", "end_turn", "tool_use", "stop_sequence":
+		switch m.Stop {
+		case "", protocol.StopEndTurn, protocol.StopToolUse, protocol.StopSequence:
 		default:
-			t.line(p, styleYellow, "■ stop: "+fold(m.Reason, maxCallArg))
+			t.line(p, styleYellow, "■ stop: "+fold(string(m.Stop), maxCallArg))
 		}
 	case protocol.KindContextUpdate:
 		s := "◇ context " + fold(m.Context.Kind, maxCallArg)
@@ -177,7 +177,7 @@ func (t *Text) render(m protocol.Message) {
 	case protocol.KindError:
 		head := "✗ error"
 		if m.Err.Kind != "" {
-			head += "[" + fold(m.Err.Kind, 40) + "]"
+			head += "[" + fold(string(m.Err.Kind), 40) + "]"
 		}
 		ls := strings.Split(strings.TrimSpace(Clean(m.Err.Message)), "\n")
 		t.lines(p, styleRed, head+": ", ls)

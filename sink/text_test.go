@@ -126,7 +126,7 @@ func TestTextMessages(t *testing.T) {
 			want: "  ⎿  ✗ file not found: a.go\n",
 		},
 		"ordinary stops are quiet": {
-			give: []protocol.Message{{Kind: protocol.KindStop, Reason: "end_turn"}, {Kind: protocol.KindStop, Reason: "tool_use"}, {Kind: protocol.KindStop, Reason: "refusal"}},
+			give: []protocol.Message{{Kind: protocol.KindStop, Stop: "end_turn"}, {Kind: protocol.KindStop, Stop: "tool_use"}, {Kind: protocol.KindStop, Stop: "refusal"}},
 			want: "■ stop: refusal\n",
 		},
 		"error without kind": {

@@ -87,9 +87,9 @@ func inputMessages(turns []protocol.Turn) []byte {
 }
 
 // outputMessages is gen_ai.output.messages of one assistant turn.
-func outputMessages(blocks []protocol.Block, stop string) []byte {
+func outputMessages(blocks []protocol.Block, stop protocol.StopReason) []byte {
 	ps, _ := parts(blocks)
-	return mustJSON([]message{{Role: "assistant", Parts: ps, FinishReason: stop}})
+	return mustJSON([]message{{Role: "assistant", Parts: ps, FinishReason: string(stop)}})
 }
 
 // systemInstructions is gen_ai.system_instructions.

@@ -139,7 +139,7 @@ func (s *span) begin() (string, trace.SpanKind, []attribute.KeyValue) {
 		attrs := append(s.chatAttrs(), sc.str(keyConversation, op.SessionID),
 			attribute.Int("gen_ai.request.max_tokens", op.Request.MaxTokens), attribute.Bool("gen_ai.request.stream", true))
 		if s.t.content {
-			attrs = append(attrs, sc.content("gen_ai.system_instructions", systemInstructions(op.Request.System)),
+			attrs = append(attrs, sc.content("gen_ai.system_instructions", systemInstructions(op.Request.SystemPrompt())),
 				sc.content("gen_ai.input.messages", inputMessages(op.Request.Messages)))
 		}
 		return "chat " + op.Model, trace.SpanKindClient, attrs
@@ -217,7 +217,7 @@ func (s *span) End(e agent.SpanEnd) {
 	case agent.OpTool:
 		var failure []attribute.KeyValue
 		if e.Tool.IsError {
-			failure = s.fail(&protocol.Error{Kind: "tool_error", Message: "the tool returned an error"})
+			failure = s.failAs("tool_error", "the tool returned an error")
 		}
 		if s.t.content {
 			s.span.SetAttributes(s.sc.content("gen_ai.tool.call.result", mustJSON(clip(e.Tool.Content))))
@@ -229,7 +229,7 @@ func (s *span) End(e agent.SpanEnd) {
 		if c := e.Check; c != nil {
 			s.span.SetAttributes(attribute.Int("agentrun.check.exit_code", c.ExitCode), attribute.Bool("agentrun.check.passed", c.Passed))
 			if !c.Passed {
-				s.fail(&protocol.Error{Kind: "check_failed", Message: fmt.Sprintf("check %s failed (exit code %d)", c.Name, c.ExitCode)})
+				s.failAs("check_failed", fmt.Sprintf("check %s failed (exit code %d)", c.Name, c.ExitCode))
 			}
 		}
 	}
@@ -241,7 +241,7 @@ func (s *span) endChat(ctx context.Context, e agent.SpanEnd, seconds float64) {
 	attrs := append(s.chatAttrs(), s.sc.str(keyResponseModel, s.op.Model))
 	s.span.SetAttributes(s.sc.str(keyResponseModel, s.op.Model), attribute.Int("agentrun.retries", s.retries))
 	if e.Stop != "" {
-		s.span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{e.Stop}))
+		s.span.SetAttributes(attribute.StringSlice("gen_ai.response.finish_reasons", []string{string(e.Stop)}))
 	}
 	s.span.SetAttributes(usageAttrs(e.Usage)...)
 	s.cost(e.CostUSD, e.CostKnown)
@@ -273,11 +273,11 @@ func (s *span) endSession(ctx context.Context, res *protocol.Result, seconds flo
 	}
 	var failure []attribute.KeyValue
 	if res.Status != protocol.StatusSuccess {
-		e := &protocol.Error{Kind: string(res.Status), Message: string(res.Status)}
+		msg := string(res.Status)
 		if res.Error != nil {
-			e.Message = res.Error.Message
+			msg = res.Error.Message
 		}
-		failure = s.fail(e)
+		failure = s.failAs(string(res.Status), msg)
 	}
 	s.t.inst.agent.Record(ctx, seconds, metric.WithAttributes(append(attrs, failure...)...))
 }
@@ -313,10 +313,16 @@ func (s *span) fail(e *protocol.Error) []attribute.KeyValue {
 	if e == nil {
 		return nil
 	}
-	typ := attribute.String(keyErrorType, errorType(e.Kind))
-	s.span.SetAttributes(typ)
-	s.span.SetStatus(codes.Error, s.sc.redact.String(e.Message))
-	return []attribute.KeyValue{typ}
+	return s.failAs(string(e.Kind), e.Message)
+}
+
+// failAs marks the span as failed with error.type typ (an error kind, a status or a
+// word of the conventions' own) and the message msg, and returns the attribute.
+func (s *span) failAs(typ, msg string) []attribute.KeyValue {
+	a := attribute.String(keyErrorType, errorType(typ))
+	s.span.SetAttributes(a)
+	s.span.SetStatus(codes.Error, s.sc.redact.String(msg))
+	return []attribute.KeyValue{a}
 }
 
 // usageAttrs are the token counts of u in the conventions' terms: the input tokens

@@ -38,7 +38,8 @@ type Relaxer interface {
 
 // Decoder turns one response body into messages, Scanner-shaped. After a clean end it
 // has yielded exactly one KindStop and Err returns nil; otherwise Err says why the
-// stream is incomplete, preferably as an *Error.
+// stream is incomplete, preferably as an *Error. The SSE formats' decoders embed an
+// EventDecoder, which makes one of an event switch.
 type Decoder interface {
 	Next() bool
 	Message() protocol.Message
@@ -70,7 +71,7 @@ func MaxLine(l protocol.Limits) int {
 // TooLarge is the error of a response that passed one of its limits; setting names
 // the spec field.
 func TooLarge(what string, limit int64, setting string) *Error {
-	return &Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1,
+	return &Error{Kind: protocol.ErrTooLarge, ShouldRetry: RetryNo,
 		Message: fmt.Sprintf("response too large: %s passed %d bytes (limits.%s)", what, limit, setting)}
 }
 
@@ -192,7 +193,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 					if relaxed, dropped, ok := rx.Relax(req, te); ok {
 						req = relaxed
 						if !yield(protocol.Message{Kind: protocol.KindRetry, Attempt: attempt,
-							Reason: te.Kind + ": the server refused " + dropped + "; sending the request once more without it: " + te.Message}) {
+							Reason: string(te.Kind) + ": the server refused " + dropped + "; sending the request once more without it: " + te.Message}) {
 							return
 						}
 						continue
@@ -209,7 +210,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 				c.opts.Limiter.Pause(delay)
 			}
 			if !yield(protocol.Message{Kind: protocol.KindRetry, Attempt: attempt, DelayMS: delay.Milliseconds(),
-				Reason: te.Kind + ": " + te.Message}) {
+				Reason: string(te.Kind) + ": " + te.Message}) {
 				return
 			}
 			waited += delay
@@ -257,7 +258,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	defer cancel(nil)
 	hreq, rerr := c.dialect.NewRequest(actx, req)
 	if rerr != nil {
-		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: -1}, partial, false
+		return &Error{Kind: protocol.ErrRequest, Message: rerr.Error(), ShouldRetry: RetryNo}, partial, false
 	}
 	if req.Parent != "" && validHeaderValue(req.Parent) {
 		hreq.Header.Set(protocol.ParentHeader, req.Parent)
@@ -269,7 +270,7 @@ func (c *Client) attempt(ctx context.Context, req protocol.Request, yield func(p
 	slot, aerr := acquire(ctx, estimateTokens(hreq))
 	if aerr != nil {
 		ce := protocol.CancelError(ctx)
-		return &Error{Kind: ce.Kind, Message: ce.Message, ShouldRetry: -1}, partial, false
+		return &Error{Kind: ce.Kind, Message: ce.Message, ShouldRetry: RetryNo}, partial, false
 	}
 	defer func() { slot.End(outcome(err, stopped)) }()
 	r := newRedactor(hreq)

@@ -13,7 +13,7 @@ import (
 
 // Error is a classified transport failure. Kind is one of the protocol error kinds.
 type Error struct {
-	Kind string
+	Kind protocol.ErrorKind
 	// Status is the HTTP status, or 0 when no response arrived (or the failure came
 	// after a 200, mid-stream).
 	Status int
@@ -21,19 +21,35 @@ type Error struct {
 	Message string
 	// RetryAfter is the delay the server asked for, 0 when it gave none.
 	RetryAfter time.Duration
-	// ShouldRetry is the server's x-should-retry verdict: 1 yes, -1 no, 0 none.
-	ShouldRetry int
+	// ShouldRetry is the server's x-should-retry verdict, or this package's own
+	// verdict on a failure no retry can repair; it overrides the Kind's rule.
+	ShouldRetry RetryVerdict
 }
 
-func (e *Error) Error() string { return e.Kind + ": " + e.Message }
+// RetryVerdict says whether the same request may be made again, overriding what the
+// error's Kind says: the server's x-should-retry header, or a failure (a request
+// that cannot be built, a response past its limits) that a retry would only repeat.
+type RetryVerdict int
+
+const (
+	// RetryUnsaid leaves the decision to the error's Kind.
+	RetryUnsaid RetryVerdict = iota
+	// RetryYes says to retry, whatever the Kind.
+	RetryYes
+	// RetryNo says not to retry, whatever the Kind.
+	RetryNo
+)
+
+func (e *Error) Error() string { return string(e.Kind) + ": " + e.Message }
 
 // Retryable reports whether the same request may succeed if made again.
 func (e *Error) Retryable() bool {
 	switch e.ShouldRetry {
-	case 1:
+	case RetryYes:
 		return true
-	case -1:
+	case RetryNo:
 		return false
+	case RetryUnsaid:
 	}
 	return protocol.Error{Kind: e.Kind}.Retryable()
 }
@@ -69,14 +85,15 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-func shouldRetry(h http.Header) int {
+// shouldRetry reads the server's x-should-retry header: "true" or "false", any case.
+func shouldRetry(h http.Header) RetryVerdict {
 	switch strings.ToLower(strings.TrimSpace(h.Get("X-Should-Retry"))) {
 	case "true":
-		return 1
+		return RetryYes
 	case "false":
-		return -1
+		return RetryNo
 	}
-	return 0
+	return RetryUnsaid
 }
 
 // maxBody is how many bytes of an error body a message keeps.

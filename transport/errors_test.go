@@ -22,11 +22,11 @@ func TestErrorRetryable(t *testing.T) {
 		"stream":                  {give: Error{Kind: protocol.ErrStream}, want: true},
 		"auth":                    {give: Error{Kind: protocol.ErrAuth}},
 		"request":                 {give: Error{Kind: protocol.ErrRequest}},
-		"server told not to":      {give: Error{Kind: protocol.ErrServer, ShouldRetry: -1}},
-		"server told to":          {give: Error{Kind: protocol.ErrRequest, ShouldRetry: 1}, want: true},
+		"server told not to":      {give: Error{Kind: protocol.ErrServer, ShouldRetry: RetryNo}},
+		"server told to":          {give: Error{Kind: protocol.ErrRequest, ShouldRetry: RetryYes}, want: true},
 		"inactivity":              {give: Error{Kind: protocol.ErrInactivity}, want: true},
 		"network":                 {give: Error{Kind: protocol.ErrNetwork}, want: true},
-		"request build is final":  {give: Error{Kind: protocol.ErrRequest, ShouldRetry: -1}},
+		"request build is final":  {give: Error{Kind: protocol.ErrRequest, ShouldRetry: RetryNo}},
 		"timeout waiting headers": {give: Error{Kind: protocol.ErrTimeout}, want: true},
 	}
 	for name, tt := range tests {
@@ -60,6 +60,27 @@ func TestRetryAfter(t *testing.T) {
 	}
 }
 
+func TestShouldRetry(t *testing.T) {
+	tests := map[string]struct {
+		give string // the x-should-retry header; "" sends none
+		want RetryVerdict
+	}{
+		"no header":    {want: RetryUnsaid},
+		"true":         {give: "true", want: RetryYes},
+		"false":        {give: "false", want: RetryNo},
+		"any case":     {give: " TRUE ", want: RetryYes},
+		"other word":   {give: "maybe", want: RetryUnsaid},
+		"numeric form": {give: "1", want: RetryUnsaid},
+	}
+	for name, tt := range tests {
+		h := http.Header{}
+		if tt.give != "" {
+			h.Set("X-Should-Retry", tt.give)
+		}
+		assert.Equal(t, tt.want, shouldRetry(h), name)
+	}
+}
+
 func TestRetryDelay(t *testing.T) {
 	tests := map[string]struct {
 		give      Error
@@ -79,8 +100,8 @@ func TestRetryDelay(t *testing.T) {
 		"total wait exceeded":       {give: Error{Kind: protocol.ErrServer}, attempt: 2, waited: 119500 * time.Millisecond},
 		"not retryable":             {give: Error{Kind: protocol.ErrAuth}, attempt: 1},
 		"last attempt":              {give: Error{Kind: protocol.ErrServer}, attempt: 1000},
-		"x-should-retry on a 400":   {give: Error{Kind: protocol.ErrRequest, ShouldRetry: 1}, attempt: 1, want: 500 * time.Millisecond, wantRetry: true},
-		"x-should-retry false wins": {give: Error{Kind: protocol.ErrServer, ShouldRetry: -1, RetryAfter: time.Second}, attempt: 1},
+		"x-should-retry on a 400":   {give: Error{Kind: protocol.ErrRequest, ShouldRetry: RetryYes}, attempt: 1, want: 500 * time.Millisecond, wantRetry: true},
+		"x-should-retry false wins": {give: Error{Kind: protocol.ErrServer, ShouldRetry: RetryNo, RetryAfter: time.Second}, attempt: 1},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {

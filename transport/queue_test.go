@@ -9,7 +9,7 @@ import (
 )
 
 func TestQueue(t *testing.T) {
-	var q Queue
+	var q queue
 	assert.Equal(t, protocol.Message{}, q.Message(), "nothing current before the first Next")
 	assert.False(t, q.Next())
 
@@ -21,7 +21,7 @@ func TestQueue(t *testing.T) {
 	assert.False(t, q.Next(), "both handed out")
 	assert.Equal(t, protocol.Message{}, q.Message(), "emptied for the next event")
 
-	q.Push(protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"})
+	q.Push(protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"})
 	assert.True(t, q.Next())
 	assert.Equal(t, protocol.KindStop, q.Message().Kind)
 	assert.Len(t, q.msgs, 1, "the emptied queue is reused, not grown")

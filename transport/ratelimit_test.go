@@ -221,7 +221,7 @@ func TestStreamRateLimitShrinksWindow(t *testing.T) {
 		c := newFakeClient(net, Options{Limiter: lim})
 		got := collect(context.Background(), c)
 		assert.Equal(t, protocol.KindRetry, got[0].Kind)
-		assert.True(t, strings.HasPrefix(got[0].Reason, protocol.ErrRateLimit))
+		assert.True(t, strings.HasPrefix(got[0].Reason, string(protocol.ErrRateLimit)))
 		assert.Equal(t, 2.0, lim.Window(), "one in flight at the 429: a limit of one, which the success of a whole window of one grows by one")
 	})
 }

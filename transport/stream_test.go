@@ -69,7 +69,7 @@ func (d *lineDecoder) Next() bool {
 	}
 	line := d.s.Text()
 	if line == "stop" {
-		d.msg, d.done = protocol.Message{Kind: protocol.KindStop, Reason: "end_turn"}, true
+		d.msg, d.done = protocol.Message{Kind: protocol.KindStop, Stop: "end_turn"}, true
 		return true
 	}
 	d.msg = protocol.Message{Kind: protocol.KindText, Text: strings.TrimPrefix(line, "text:")}

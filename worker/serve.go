@@ -234,6 +234,6 @@ func (s *server) runTool(ctx context.Context, id, name, input string, env []stri
 	te := s.env
 	te.ProcEnv = env
 	te.Activity = func() { _ = s.send(frameActive, id) }
-	r := t.Run(ctx, &te, json.RawMessage(input))
+	r := t.Run(ctx, tools.Call{Input: json.RawMessage(input), Env: &te})
 	return []string{frameResult, id, r.Content, flag(r.IsError)}
 }

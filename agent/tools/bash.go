@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -41,21 +40,21 @@ func (Bash) Spec() protocol.ToolSpec {
 }
 
 // Run checks the command against the policy and runs it.
-func (Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (Bash) Run(ctx context.Context, call Call) Result {
+	env := call.Env
 	var in bashInput
-	if err := decodeInput(input, &in); err != nil {
-		return failure("Bash()", err.Error())
+	if err := decodeInput(call.Input, &in); err != nil {
+		return failure(err.Error())
 	}
 	if in.Command == nil || strings.TrimSpace(*in.Command) == "" {
-		return failure("Bash()", "no command provided")
+		return failure("no command provided")
 	}
 	command := *in.Command
-	sum := callSummary("Bash", command)
 	if in.Timeout.set && in.Timeout.n < 1 {
-		return failure(sum, "timeout must be at least 1 second")
+		return failure("timeout must be at least 1 second")
 	}
 	if err := env.policy().CheckCommand(command, env.dirs()); err != nil {
-		return failure(sum, err.Error())
+		return failure(err.Error())
 	}
 	timeout := DefaultTimeout
 	if env != nil && env.Timeout > 0 {
@@ -67,18 +66,15 @@ func (Bash) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	maxOut := env.maxOutput()
 	res := runShell(ctx, env, command, timeout, maxOut)
 	if res.startErr != nil {
-		return failure(sum, "start bash: "+res.startErr.Error())
+		return failure("start bash: " + res.startErr.Error())
 	}
-	content, status, isErr := renderShell(res, timeout, maxOut)
-	if status != "" {
-		sum += " [" + status + "]"
-	}
-	return Result{Content: content, IsError: isErr, Summary: sum}
+	content, isErr := renderShell(res, timeout, maxOut)
+	return Result{Content: content, IsError: isErr}
 }
 
 // renderShell builds the reply: stdout, "[stderr]" and stderr, then status lines.
-// It returns the reply, a short status for the summary and whether the call failed.
-func renderShell(res procResult, timeout time.Duration, maxOut int) (string, string, bool) {
+// It returns the reply and whether the call failed.
+func renderShell(res procResult, timeout time.Duration, maxOut int) (string, bool) {
 	budget := max(maxOut-trailerReserve, minTruncate)
 	outBudget, errBudget := splitBudget(res.stdout.kept(), res.stderr.kept(), budget)
 	stdout := res.stdout.render(outBudget)
@@ -93,20 +89,15 @@ func renderShell(res procResult, timeout time.Duration, maxOut int) (string, str
 		b.WriteString("[stderr]\n")
 		b.WriteString(stderr)
 	}
-	var status string
 	isErr := true
 	switch {
 	case res.timedOut:
-		status = "timed out"
 		trailer(&b, fmt.Sprintf("[... command timed out after %s seconds ...]", seconds(timeout)))
 	case res.cancelled:
-		status = "cancelled"
 		trailer(&b, "[... command cancelled ...]")
 	case res.signal != "":
-		status = "killed by " + res.signal
 		trailer(&b, "[killed by signal "+res.signal+"]")
 	case res.exitCode != 0:
-		status = fmt.Sprintf("exit %d", res.exitCode)
 		trailer(&b, fmt.Sprintf("[exit code %d]", res.exitCode))
 	default:
 		isErr = false
@@ -115,9 +106,9 @@ func renderShell(res procResult, timeout time.Duration, maxOut int) (string, str
 		trailer(&b, "[... a process that left the command's process group kept its output open; stopped reading ...]")
 	}
 	if b.Len() == 0 {
-		return "(no output)", status, isErr
+		return "(no output)", isErr
 	}
-	return b.String(), status, isErr
+	return b.String(), isErr
 }
 
 // trailer appends a status line on a line of its own.

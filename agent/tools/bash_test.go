@@ -24,15 +24,14 @@ import (
 func TestBash(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		command     string
-		want        string
-		wantErr     bool
-		wantSummary string
+		command string
+		want    string
+		wantErr bool
 	}{
-		"stdout":          {command: "echo hello", want: "hello\n", wantSummary: "Bash(echo hello)"},
+		"stdout":          {command: "echo hello", want: "hello\n"},
 		"stderr labelled": {command: "echo out; echo err >&2", want: "out\n[stderr]\nerr\n"},
 		"stderr only":     {command: "echo err >&2", want: "[stderr]\nerr\n"},
-		"exit code":       {command: "echo partial; exit 3", want: "partial\n[exit code 3]", wantErr: true, wantSummary: "Bash(echo partial; exit 3) [exit 3]"},
+		"exit code":       {command: "echo partial; exit 3", want: "partial\n[exit code 3]", wantErr: true},
 		"no output":       {command: "true", want: "(no output)"},
 		"no newline":      {command: "printf abc; printf def >&2; exit 1", want: "abc\n[stderr]\ndef\n[exit code 1]", wantErr: true},
 		"workspace cwd":   {command: "cat marker.txt", want: "in the workspace\n"},
@@ -50,9 +49,6 @@ func TestBash(t *testing.T) {
 			res := call(t, Bash{}, env, in{"command": tt.command})
 			assert.Equal(t, tt.want, res.Content)
 			assert.Equal(t, tt.wantErr, res.IsError)
-			if tt.wantSummary != "" {
-				assert.Equal(t, tt.wantSummary, res.Summary)
-			}
 		})
 	}
 }
@@ -78,7 +74,7 @@ func TestBashErrors(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := Bash{}.Run(context.Background(), newEnv(t, policy.DefaultMode), json.RawMessage(tt.give))
+			res := Bash{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give), Env: newEnv(t, policy.DefaultMode)})
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
 		})
@@ -102,7 +98,7 @@ func runWatched(t *testing.T, ctx context.Context, env *Env, input in) Result {
 	b, err := json.Marshal(input)
 	require.NoError(t, err)
 	done := make(chan Result, 1)
-	go func() { done <- Bash{}.Run(ctx, env, b) }()
+	go func() { done <- Bash{}.Run(ctx, Call{Input: b, Env: env}) }()
 	select {
 	case res := <-done:
 		return res
@@ -156,7 +152,6 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 	res := runWatched(t, context.Background(), env, in{"command": "echo $$; sleep 100 & sleep 100; wait", "timeout": 1})
 	assert.True(t, res.IsError)
 	assert.True(t, strings.HasSuffix(res.Content, "[... command timed out after 1 seconds ...]"), res.Content)
-	assert.Equal(t, "Bash(echo $$; sleep 100 & sleep 100; wait) [timed out]", res.Summary)
 	assert.True(t, groupGone(t, firstLinePID(t, res.Content)), "no process of the group is left")
 }
 

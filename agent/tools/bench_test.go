@@ -47,7 +47,7 @@ func BenchmarkGrep(b *testing.B) {
 	b.SetBytes(int64(200 * body.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := (Grep{}).Run(context.Background(), env, input); res.IsError {
+		if res := (Grep{}).Run(context.Background(), Call{Input: input, Env: env}); res.IsError {
 			b.Fatal(res.Content)
 		}
 	}

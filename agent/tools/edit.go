@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -41,76 +40,73 @@ func (Edit) Spec() protocol.ToolSpec {
 }
 
 // Run edits the file.
-func (Edit) Run(_ context.Context, env *Env, input json.RawMessage) Result {
+func (Edit) Run(_ context.Context, call Call) Result {
+	env := call.Env
 	var in editInput
-	if err := decodeInput(input, &in); err != nil {
-		return failure("Edit()", err.Error())
+	if err := decodeInput(call.Input, &in); err != nil {
+		return failure(err.Error())
 	}
 	if in.Path == nil || *in.Path == "" {
-		return failure("Edit()", "no path provided")
+		return failure("no path provided")
 	}
 	path := *in.Path
-	sum := callSummary("Edit", path)
 	switch {
 	case in.OldString == nil:
-		return failure(sum, "no old_string provided")
+		return failure("no old_string provided")
 	case in.NewString == nil:
-		return failure(sum, "no new_string provided (send an empty string to delete old_string)")
+		return failure("no new_string provided (send an empty string to delete old_string)")
 	case *in.OldString == "":
-		return failure(sum, "old_string is empty; use Write to create a file or to replace all of it")
+		return failure("old_string is empty; use Write to create a file or to replace all of it")
 	case *in.OldString == *in.NewString:
-		return failure(sum, "old_string and new_string are the same; there is nothing to change")
+		return failure("old_string and new_string are the same; there is nothing to change")
 	}
 	oldS, newS := *in.OldString, *in.NewString
 	for _, op := range []policy.Op{policy.OpRead, policy.OpWrite} {
 		if err := env.policy().CheckPath(op, path, env.dirs()); err != nil {
-			return failure(sum, err.Error())
+			return failure(err.Error())
 		}
 	}
 	// One open for both: the file read is the file written, checked where it really is.
 	abs := absPath(env, path)
 	f, fi, err := openFile(env, abs, os.O_RDWR, policy.OpRead, policy.OpWrite)
 	if err != nil {
-		return failure(sum, fileError(path, err))
+		return failure(fileError(path, err))
 	}
 	defer func() { _ = f.Close() }()
 	if fi.Size() > MaxEditBytes {
-		return failure(sum, fmt.Sprintf("%s is %d bytes; Edit changes files of at most %d bytes (10 MiB)", path, fi.Size(), MaxEditBytes))
+		return failure(fmt.Sprintf("%s is %d bytes; Edit changes files of at most %d bytes (10 MiB)", path, fi.Size(), MaxEditBytes))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxEditBytes+1))
 	if err != nil {
-		return failure(sum, fmt.Sprintf("read %s: %v", path, err))
+		return failure(fmt.Sprintf("read %s: %v", path, err))
 	}
 	if isBinary(data) {
-		return failure(sum, path+" is a binary file; Edit changes text files only")
+		return failure(path + " is a binary file; Edit changes text files only")
 	}
 	content := string(data)
 	count := strings.Count(content, oldS)
 	switch {
 	case count == 0:
-		return failure(sum, "old_string not found in "+path+". "+notFoundHint(content, oldS))
+		return failure("old_string not found in " + path + ". " + notFoundHint(content, oldS))
 	case count > 1 && !bool(in.ReplaceAll):
-		return failure(sum, fmt.Sprintf("old_string matches %d times in %s; add surrounding lines to old_string to make it unique, or set replace_all to true to replace every match", count, path))
+		return failure(fmt.Sprintf("old_string matches %d times in %s; add surrounding lines to old_string to make it unique, or set replace_all to true to replace every match", count, path))
 	}
 	updated := strings.Replace(content, oldS, newS, 1)
 	if in.ReplaceAll {
 		updated = strings.ReplaceAll(content, oldS, newS)
 	}
 	if len(updated) > MaxEditBytes {
-		return failure(sum, fmt.Sprintf("the edited file would be %d bytes; Edit writes files of at most %d bytes (10 MiB)", len(updated), MaxEditBytes))
+		return failure(fmt.Sprintf("the edited file would be %d bytes; Edit writes files of at most %d bytes (10 MiB)", len(updated), MaxEditBytes))
 	}
 	if err := overwrite(f, []byte(updated)); err != nil {
-		return failure(sum, writeError(path, err))
+		return failure(writeError(path, err))
 	}
 	diff, added, removed := unifiedDiff(displayPath(env, abs), content, updated)
 	head := fmt.Sprintf("Edit(%s) [+%d -%d lines]", path, added, removed)
 	if count > 1 {
 		head += fmt.Sprintf(" (replaced %d occurrences)", count)
 	}
-	return Result{
-		Content: Truncate(head+"\n"+diff, env.maxOutput()),
-		Summary: head,
-	}
+	return Result{Content: Truncate(head+"\n"+diff, env.maxOutput())}
 }
 
 // notFoundHint explains the likely reason old_string does not match.

@@ -96,7 +96,7 @@ func TestEscapesRefused(t *testing.T) {
 			} else {
 				b, err := json.Marshal(tt.input)
 				require.NoError(t, err)
-				res := tt.tool.Run(context.Background(), f.env, b)
+				res := tt.tool.Run(context.Background(), Call{Input: b, Env: f.env})
 				require.True(t, res.IsError, "content: %s", res.Content)
 				msg = res.Content
 				assert.Contains(t, msg, "required="+tt.required+" allowed="+policy.DefaultMode)
@@ -172,10 +172,10 @@ func TestNilEnv(t *testing.T) {
 		{Glob{}, `{"pattern":"*"}`},
 		{Grep{}, `{"pattern":"a"}`},
 	} {
-		res := tc.tool.Run(context.Background(), nil, json.RawMessage(tc.input))
+		res := tc.tool.Run(context.Background(), Call{Input: json.RawMessage(tc.input)})
 		assert.True(t, res.IsError, tc.tool.Spec().Name)
 		assert.Contains(t, res.Content, "allowed=0000", tc.tool.Spec().Name)
 	}
-	res := TodoWrite{}.Run(context.Background(), nil, json.RawMessage(`{"todos":[]}`))
+	res := TodoWrite{}.Run(context.Background(), Call{Input: json.RawMessage(`{"todos":[]}`)})
 	assert.False(t, res.IsError)
 }

@@ -44,7 +44,7 @@ func Exec(ctx context.Context, o ExecOptions) ExecResult {
 	if res.startErr != nil {
 		return ExecResult{ExitCode: -1, Err: res.startErr}
 	}
-	content, _, _ := renderShell(res, timeout, maxOut)
+	content, _ := renderShell(res, timeout, maxOut)
 	code := res.exitCode
 	if res.signal != "" || res.timedOut || res.cancelled {
 		code = -1

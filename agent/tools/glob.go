@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -47,26 +46,26 @@ type globHit struct {
 }
 
 // Run lists the matching files.
-func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (Glob) Run(ctx context.Context, call Call) Result {
+	env := call.Env
 	var in globInput
-	if err := decodeInput(input, &in); err != nil {
-		return failure("Glob()", err.Error())
+	if err := decodeInput(call.Input, &in); err != nil {
+		return failure(err.Error())
 	}
 	if in.Pattern == nil || *in.Pattern == "" {
-		return failure("Glob()", "no pattern provided")
+		return failure("no pattern provided")
 	}
 	pattern := *in.Pattern
-	sum := callSummary("Glob", pattern)
 	if in.Path != "" {
 		if err := env.policy().CheckPath(policy.OpRead, in.Path, env.dirs()); err != nil {
-			return failure(sum, err.Error())
+			return failure(err.Error())
 		}
 		fi, err := os.Stat(absPath(env, in.Path))
 		switch {
 		case err != nil:
-			return failure(sum, "directory not found: "+in.Path)
+			return failure("directory not found: " + in.Path)
 		case !fi.IsDir():
-			return failure(sum, "not a directory: "+in.Path)
+			return failure("not a directory: " + in.Path)
 		}
 	}
 	rootArg, rest, anchored := splitGlob(filepath.ToSlash(pattern))
@@ -74,21 +73,21 @@ func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		rootArg = filepath.Join(in.Path, rootArg)
 	}
 	if pathname.HasDotDot(rest) {
-		return failure(sum, "the pattern may use '..' only before its first wildcard")
+		return failure("the pattern may use '..' only before its first wildcard")
 	}
 	if err := env.policy().CheckPath(policy.OpRead, rootArg, env.dirs()); err != nil {
-		return failure(sum, err.Error())
+		return failure(err.Error())
 	}
 	if !anchored {
 		rest = "**/" + rest
 	}
 	g, err := pathname.Compile(rest)
 	if err != nil {
-		return failure(sum, fmt.Sprintf("invalid pattern %q: %v", pattern, err))
+		return failure(fmt.Sprintf("invalid pattern %q: %v", pattern, err))
 	}
 	root := absPath(env, rootArg)
 	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
-		return Result{Content: "No files found", Summary: sum + " [0 files]"}
+		return Result{Content: "No files found"}
 	}
 	var hits []globHit
 	_, err = walkFiles(ctx, env, root, func(p string, d fs.DirEntry) error {
@@ -104,9 +103,9 @@ func (Glob) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		return nil
 	})
 	if err != nil {
-		return failure(sum, fmt.Sprintf("glob %s: %v", pattern, err))
+		return failure(fmt.Sprintf("glob %s: %v", pattern, err))
 	}
-	return Result{Content: renderGlob(hits, env.maxOutput()), Summary: fmt.Sprintf("%s [%d files]", sum, len(hits))}
+	return Result{Content: renderGlob(hits, env.maxOutput())}
 }
 
 // splitGlob splits a pattern into the literal directory before its first wildcard

@@ -3,7 +3,6 @@ package tools
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -77,22 +76,22 @@ type grepSearch struct {
 }
 
 // Run searches.
-func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (Grep) Run(ctx context.Context, call Call) Result {
+	env := call.Env
 	var in grepInput
-	if err := decodeInput(input, &in); err != nil {
-		return failure("Grep()", err.Error())
+	if err := decodeInput(call.Input, &in); err != nil {
+		return failure(err.Error())
 	}
 	if in.Pattern == nil || *in.Pattern == "" {
-		return failure("Grep()", "no pattern provided")
+		return failure("no pattern provided")
 	}
-	sum := callSummary("Grep", *in.Pattern)
 	expr := *in.Pattern
 	if in.CaseInsensitive {
 		expr = "(?i)" + expr
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return failure(sum, fmt.Sprintf("invalid regular expression: %v", err))
+		return failure(fmt.Sprintf("invalid regular expression: %v", err))
 	}
 	s := &grepSearch{env: env, re: re, mode: in.OutputMode, budget: max(env.maxOutput()-noteReserve, minTruncate)}
 	switch s.mode {
@@ -100,10 +99,10 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 		s.mode = "content"
 	case "content", "files_with_matches", "count":
 	default:
-		return failure(sum, fmt.Sprintf("output_mode %q: want content, files_with_matches or count", in.OutputMode))
+		return failure(fmt.Sprintf("output_mode %q: want content, files_with_matches or count", in.OutputMode))
 	}
 	if in.Context.set && (in.Context.n < 0 || in.Context.n > maxGrepContext) {
-		return failure(sum, fmt.Sprintf("context must be between 0 and %d lines", maxGrepContext))
+		return failure(fmt.Sprintf("context must be between 0 and %d lines", maxGrepContext))
 	}
 	s.context = int(in.Context.n)
 	var glob *pathname.Pattern
@@ -113,21 +112,21 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 			g = "**/" + g
 		}
 		if glob, err = pathname.Compile(g); err != nil {
-			return failure(sum, fmt.Sprintf("invalid glob %q: %v", in.Glob, err))
+			return failure(fmt.Sprintf("invalid glob %q: %v", in.Glob, err))
 		}
 	}
 	if err := env.policy().CheckPath(policy.OpRead, in.Path, env.dirs()); err != nil {
-		return failure(sum, err.Error())
+		return failure(err.Error())
 	}
 	root := absPath(env, in.Path)
 	fi, err := os.Stat(root)
 	if err != nil {
-		return failure(sum, "path not found: "+displayOr(in.Path, "."))
+		return failure("path not found: " + displayOr(in.Path, "."))
 	}
 	if !fi.IsDir() {
 		s.single = true
 		if err := s.file(ctx, root); err != nil && !errors.Is(err, errGrepCapped) {
-			return failure(sum, fileError(in.Path, err))
+			return failure(fileError(in.Path, err))
 		}
 	} else {
 		s.skipLinks, err = walkFiles(ctx, env, root, func(p string, d fs.DirEntry) error {
@@ -148,10 +147,10 @@ func (Grep) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 			return nil
 		})
 		if err != nil {
-			return failure(sum, fmt.Sprintf("grep: %v", err))
+			return failure(fmt.Sprintf("grep: %v", err))
 		}
 	}
-	return Result{Content: s.render(), Summary: fmt.Sprintf("%s [%d matches in %d files]", sum, s.matches, s.files)}
+	return Result{Content: s.render()}
 }
 
 func displayOr(p, def string) string {

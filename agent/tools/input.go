@@ -7,8 +7,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/agentrun/agentrun/textcut"
 )
 
 // decodeInput unmarshals a tool's JSON input object into v. Unknown members are
@@ -67,25 +65,8 @@ func (f *flag) UnmarshalJSON(b []byte) error {
 }
 
 // failure is an error result.
-func failure(summary, msg string) Result {
-	return Result{Content: msg, IsError: true, Summary: summary + " [error]"}
-}
-
-// callSummary renders "Name(arg)" with the argument on one line and at most 80
-// characters, as the seed's call summaries do.
-func callSummary(name, arg string) string {
-	arg = strings.Join(strings.Fields(arg), " ")
-	return name + "(" + textcut.Clip(arg, 80, "...") + ")"
-}
-
-// countLines counts lines the way awk's NR does: newlines, plus one when the text
-// does not end with a newline.
-func countLines(b []byte) int {
-	n := bytes.Count(b, []byte{'\n'})
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		n++
-	}
-	return n
+func failure(msg string) Result {
+	return Result{Content: msg, IsError: true}
 }
 
 // schema builds a tool's JSON input schema from its properties and required names.

@@ -46,7 +46,7 @@ func call(t testing.TB, tool Tool, env *Env, input any) Result {
 	t.Helper()
 	b, err := json.Marshal(input)
 	require.NoError(t, err)
-	return tool.Run(context.Background(), env, b)
+	return tool.Run(context.Background(), Call{Input: b, Env: env})
 }
 
 // in is shorthand for a tool input object.

@@ -3,7 +3,6 @@ package tools
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -43,38 +42,38 @@ func (Read) Spec() protocol.ToolSpec {
 }
 
 // Run reads the file.
-func (Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
+func (Read) Run(ctx context.Context, call Call) Result {
+	env := call.Env
 	var in readInput
-	if err := decodeInput(input, &in); err != nil {
-		return failure("Read()", err.Error())
+	if err := decodeInput(call.Input, &in); err != nil {
+		return failure(err.Error())
 	}
 	if in.Path == nil || *in.Path == "" {
-		return failure("Read()", "no path provided")
+		return failure("no path provided")
 	}
 	path := *in.Path
-	sum := callSummary("Read", path)
 	switch {
 	case in.Offset.set && in.Offset.n < 1:
-		return failure(sum, "offset must be 1 or more: the first line is 1")
+		return failure("offset must be 1 or more: the first line is 1")
 	case in.Limit.set && in.Limit.n < 1:
-		return failure(sum, "limit must be 1 or more")
+		return failure("limit must be 1 or more")
 	}
 	if err := env.policy().CheckPath(policy.OpRead, path, env.dirs()); err != nil {
-		return failure(sum, err.Error())
+		return failure(err.Error())
 	}
 	f, fi, err := openFile(env, absPath(env, path), os.O_RDONLY, policy.OpRead)
 	if err != nil {
-		return failure(sum, fileError(path, err))
+		return failure(fileError(path, err))
 	}
 	defer func() { _ = f.Close() }()
 	// A buffer the size of the file, up to 64 KiB: most files read are small.
 	br := bufio.NewReaderSize(f, int(min(max(fi.Size()+1, sniffLen), 64<<10)))
 	if head, _ := br.Peek(sniffLen); isBinary(head) {
-		return failure(sum, fmt.Sprintf("%s is a binary file (%d bytes); Read shows text files only", path, fi.Size()))
+		return failure(fmt.Sprintf("%s is a binary file (%d bytes); Read shows text files only", path, fi.Size()))
 	}
 	out, total, err := numberLines(ctx, br, in.Offset.n, in.Limit.n, env.maxOutput())
 	if err != nil {
-		return failure(sum, fmt.Sprintf("read %s: %v", path, err))
+		return failure(fmt.Sprintf("read %s: %v", path, err))
 	}
 	start := max(in.Offset.n, 1)
 	switch {
@@ -83,14 +82,7 @@ func (Read) Run(ctx context.Context, env *Env, input json.RawMessage) Result {
 	case start > int64(total):
 		out = fmt.Sprintf("[offset %d is past the end of %s, which has %d lines]", start, path, total)
 	}
-	sum += fmt.Sprintf(" [%d lines, %d bytes", total, fi.Size())
-	if in.Offset.set {
-		sum += fmt.Sprintf(", offset=%d", in.Offset.n)
-	}
-	if in.Limit.set {
-		sum += fmt.Sprintf(", limit=%d", in.Limit.n)
-	}
-	return Result{Content: out, Summary: sum + "]"}
+	return Result{Content: out}
 }
 
 // numberLines renders lines offset… (1-based; 0 means 1) of r, at most limit of them

@@ -91,11 +91,3 @@ func TestNumberAndFlagInputs(t *testing.T) {
 	assert.Equal(t, struct{ A, B, C flag }{true, false, true}, f)
 	assert.Error(t, json.Unmarshal([]byte(`{"A":"yes"}`), &f))
 }
-
-func TestCallSummary(t *testing.T) {
-	t.Parallel()
-	assert.Equal(t, "Bash(echo a b)", callSummary("Bash", "echo a\n  b"))
-	long := callSummary("Bash", string(bytes.Repeat([]byte("é"), 100)))
-	assert.Len(t, []rune(long), len("Bash()")+38+3)
-	assert.Contains(t, long, "...)")
-}

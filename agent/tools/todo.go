@@ -78,17 +78,17 @@ func (TodoWrite) Spec() protocol.ToolSpec {
 }
 
 // Run validates and renders the list.
-func (TodoWrite) Run(_ context.Context, _ *Env, input json.RawMessage) Result {
+func (TodoWrite) Run(_ context.Context, call Call) Result {
 	var in todoInput
-	if err := decodeInput(input, &in); err != nil {
-		return failure("TodoWrite()", err.Error())
+	if err := decodeInput(call.Input, &in); err != nil {
+		return failure(err.Error())
 	}
 	if in.Todos == nil {
-		return failure("TodoWrite()", "no todos provided")
+		return failure("no todos provided")
 	}
 	todos := *in.Todos
 	if err := validateTodos(todos); err != nil {
-		return failure("TodoWrite()", err.Error())
+		return failure(err.Error())
 	}
 	done := 0
 	var b strings.Builder
@@ -104,12 +104,11 @@ func (TodoWrite) Run(_ context.Context, _ *Env, input json.RawMessage) Result {
 		}
 		fmt.Fprintf(&b, "- [%s] %s\n", box, strings.TrimSpace(t.Content))
 	}
-	progress := fmt.Sprintf("%d/%d", done, len(todos))
 	if len(todos) == 0 {
 		b.WriteString("(no todos)\n")
 	}
-	b.WriteString(progress + " completed")
-	return Result{Content: b.String(), Summary: "TodoWrite(" + progress + ")"}
+	fmt.Fprintf(&b, "%d/%d completed", done, len(todos))
+	return Result{Content: b.String()}
 }
 
 // validateTodos checks every item and returns all problems together.

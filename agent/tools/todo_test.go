@@ -11,37 +11,32 @@ import (
 func TestTodoWrite(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		give        string
-		want        string
-		wantSummary string
+		give string
+		want string
 	}{
 		"checklist": {
 			give: `{"todos":[{"content":"Read the code","status":"completed"},` +
 				`{"content":"Fix the bug","status":"in_progress","activeForm":"Fixing the bug"},` +
 				`{"content":"Run the tests","status":"pending"}]}`,
-			want:        "- [x] Read the code\n- [~] Fix the bug\n- [ ] Run the tests\n1/3 completed",
-			wantSummary: "TodoWrite(1/3)",
+			want: "- [x] Read the code\n- [~] Fix the bug\n- [ ] Run the tests\n1/3 completed",
 		},
 		"all done": {
-			give:        `{"todos":[{"content":"a","status":"completed"},{"content":"b","status":"completed"}]}`,
-			want:        "- [x] a\n- [x] b\n2/2 completed",
-			wantSummary: "TodoWrite(2/2)",
+			give: `{"todos":[{"content":"a","status":"completed"},{"content":"b","status":"completed"}]}`,
+			want: "- [x] a\n- [x] b\n2/2 completed",
 		},
 		"empty list": {
-			give: `{"todos":[]}`, want: "(no todos)\n0/0 completed", wantSummary: "TodoWrite(0/0)",
+			give: `{"todos":[]}`, want: "(no todos)\n0/0 completed",
 		},
 		"list as a string": {
-			give:        `{"todos":"[{\"content\":\"a\",\"status\":\"pending\"}]"}`,
-			want:        "- [ ] a\n0/1 completed",
-			wantSummary: "TodoWrite(0/1)",
+			give: `{"todos":"[{\"content\":\"a\",\"status\":\"pending\"}]"}`,
+			want: "- [ ] a\n0/1 completed",
 		},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := TodoWrite{}.Run(context.Background(), nil, json.RawMessage(tt.give))
+			res := TodoWrite{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give)})
 			assert.False(t, res.IsError, res.Content)
 			assert.Equal(t, tt.want, res.Content)
-			assert.Equal(t, tt.wantSummary, res.Summary)
 		})
 	}
 }
@@ -68,10 +63,9 @@ func TestTodoWriteValidation(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := TodoWrite{}.Run(context.Background(), nil, json.RawMessage(tt.give))
+			res := TodoWrite{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give)})
 			assert.True(t, res.IsError)
 			assert.Equal(t, tt.want, res.Content)
-			assert.Equal(t, "TodoWrite() [error]", res.Summary)
 		})
 	}
 }

@@ -17,7 +17,18 @@ type Tool interface {
 	Spec() protocol.ToolSpec
 	// Run executes one call. Failures are results with IsError set, never panics or
 	// Go errors: the model reads them and can recover.
-	Run(ctx context.Context, env *Env, input json.RawMessage) Result
+	Run(ctx context.Context, call Call) Result
+}
+
+// Call is one call of a tool: what the model sent, and what the call may touch.
+type Call struct {
+	// ID is the tool-use id the model gave the call (the Task tool tags its sub-agent's
+	// messages with it); empty when a tool is run without a model, as the worker does.
+	ID string
+	// Input is the call's input, a JSON object.
+	Input json.RawMessage
+	// Env is what the call may touch; nil for tools that touch nothing.
+	Env *Env
 }
 
 // Result is the outcome of one tool call.
@@ -26,8 +37,6 @@ type Result struct {
 	Content string
 	// IsError marks a failed call.
 	IsError bool
-	// Summary is one short line for human logs, such as "Read(a.txt) [3 lines, 12 bytes]".
-	Summary string
 }
 
 // Env is what a tool call may touch.

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"syscall"
@@ -35,32 +34,31 @@ func (Write) Spec() protocol.ToolSpec {
 }
 
 // Run writes the file.
-func (Write) Run(_ context.Context, env *Env, input json.RawMessage) Result {
+func (Write) Run(_ context.Context, call Call) Result {
+	env := call.Env
 	var in writeInput
-	if err := decodeInput(input, &in); err != nil {
-		return failure("Write()", err.Error())
+	if err := decodeInput(call.Input, &in); err != nil {
+		return failure(err.Error())
 	}
 	if in.Path == nil || *in.Path == "" {
-		return failure("Write()", "no path provided")
+		return failure("no path provided")
 	}
 	path := *in.Path
-	sum := callSummary("Write", path)
 	if in.Content == nil {
-		return failure(sum, "no content provided (send an empty string to create an empty file)")
+		return failure("no content provided (send an empty string to create an empty file)")
 	}
 	content := *in.Content
 	if len(content) > MaxWriteBytes {
-		return failure(sum, fmt.Sprintf("content is %d bytes; Write accepts at most %d bytes (1 MiB): split the file or generate it with a command", len(content), MaxWriteBytes))
+		return failure(fmt.Sprintf("content is %d bytes; Write accepts at most %d bytes (1 MiB): split the file or generate it with a command", len(content), MaxWriteBytes))
 	}
 	if err := env.policy().CheckPath(policy.OpWrite, path, env.dirs()); err != nil {
-		return failure(sum, err.Error())
+		return failure(err.Error())
 	}
 	if err := writeFile(env, absPath(env, path), []byte(content)); err != nil {
-		return failure(sum, writeError(path, err))
+		return failure(writeError(path, err))
 	}
 	return Result{
 		Content: fmt.Sprintf("wrote %d bytes to %s", len(content), path),
-		Summary: fmt.Sprintf("%s [%d lines, %d bytes]", sum, countLines([]byte(content)), len(content)),
 	}
 }
 

@@ -16,17 +16,16 @@ import (
 func TestWrite(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		path        string
-		content     string
-		wantReply   string
-		wantSummary string
+		path      string
+		content   string
+		wantReply string
 	}{
-		"new file":          {path: "a.txt", content: "hello\n", wantReply: "wrote 6 bytes to a.txt", wantSummary: "Write(a.txt) [1 lines, 6 bytes]"},
-		"creates parents":   {path: "x/y/z.go", content: "package z\n\nfunc F() {}\n", wantReply: "wrote 23 bytes to x/y/z.go", wantSummary: "Write(x/y/z.go) [3 lines, 23 bytes]"},
-		"empty content":     {path: "empty", content: "", wantReply: "wrote 0 bytes to empty", wantSummary: "Write(empty) [0 lines, 0 bytes]"},
-		"overwrites":        {path: "old.txt", content: "new", wantReply: "wrote 3 bytes to old.txt", wantSummary: "Write(old.txt) [1 lines, 3 bytes]"},
-		"through link":      {path: "link.txt", content: "via link\n", wantReply: "wrote 9 bytes to link.txt", wantSummary: "Write(link.txt) [1 lines, 9 bytes]"},
-		"exactly the limit": {path: "max.bin", content: strings.Repeat("a", MaxWriteBytes), wantReply: "wrote 1048576 bytes to max.bin", wantSummary: "Write(max.bin) [1 lines, 1048576 bytes]"},
+		"new file":          {path: "a.txt", content: "hello\n", wantReply: "wrote 6 bytes to a.txt"},
+		"creates parents":   {path: "x/y/z.go", content: "package z\n\nfunc F() {}\n", wantReply: "wrote 23 bytes to x/y/z.go"},
+		"empty content":     {path: "empty", content: "", wantReply: "wrote 0 bytes to empty"},
+		"overwrites":        {path: "old.txt", content: "new", wantReply: "wrote 3 bytes to old.txt"},
+		"through link":      {path: "link.txt", content: "via link\n", wantReply: "wrote 9 bytes to link.txt"},
+		"exactly the limit": {path: "max.bin", content: strings.Repeat("a", MaxWriteBytes), wantReply: "wrote 1048576 bytes to max.bin"},
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -36,7 +35,6 @@ func TestWrite(t *testing.T) {
 			res := call(t, Write{}, env, in{"path": tt.path, "content": tt.content})
 			require.False(t, res.IsError, res.Content)
 			assert.Equal(t, tt.wantReply, res.Content)
-			assert.Equal(t, tt.wantSummary, res.Summary)
 			got, err := os.ReadFile(filepath.Join(env.Workspace, tt.path))
 			require.NoError(t, err)
 			assert.Equal(t, tt.content, string(got))
@@ -73,7 +71,7 @@ func TestWriteErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			env := newEnv(t, policy.DefaultMode)
 			writeTree(t, env.Workspace, map[string]string{"dir/x": "x", "file.txt": "f"})
-			res := Write{}.Run(context.Background(), env, json.RawMessage(tt.give))
+			res := Write{}.Run(context.Background(), Call{Input: json.RawMessage(tt.give), Env: env})
 			assert.True(t, res.IsError)
 			assert.True(t, strings.HasPrefix(res.Content, tt.want), res.Content)
 		})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/providers"
 	"github.com/agentrun/agentrun/sink"
 )
 
@@ -58,6 +60,9 @@ func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// first returns the first of vs that is not empty.
+func first(vs ...string) string { return cmp.Or(vs...) }
 
 // exitError carries a chosen exit code for an outcome already reported.
 type exitError struct{ code int }
@@ -133,7 +138,7 @@ func (a *App) exitCode(err error) int {
 	case errors.As(err, &se):
 		_, _ = fmt.Fprintf(a.Stderr, "agentrun: invalid job spec:\n%s\n", se.Error())
 		return exitUsage
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.Is(err, providers.ErrUsage):
 		_, _ = fmt.Fprintf(a.Stderr, "agentrun: %v\n", err)
 		return exitUsage
 	}

@@ -224,7 +224,7 @@ func TestEventSchema(t *testing.T) {
 	}
 	files, err = eventschema.ValidateTree(projectDir(t, env))
 	require.NoError(t, err)
-	assert.Equal(t, 1, files, "exec's events.jsonl")
+	assert.Equal(t, 2, files, "exec's stream.jsonl and events.jsonl, as a session of run has")
 }
 
 // TestJSONLogs checks that with --log-format json every line on stderr is a JSON

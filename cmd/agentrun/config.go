@@ -9,6 +9,7 @@ import (
 	"github.com/caarlos0/env/v11"
 
 	"github.com/agentrun/agentrun/agent"
+	"github.com/agentrun/agentrun/providers"
 )
 
 // envConfig is agentrun's configuration from the environment. Flags override it; it
@@ -63,6 +64,12 @@ func (a *App) config() (envConfig, error) {
 // $GITHUB_ACTIONS.
 func (c envConfig) inCI() bool {
 	return c.CI != "" && c.CI != "false" || c.GitHubActions
+}
+
+// providers is the provider settings of the environment.
+func (c envConfig) providers() providers.Config {
+	return providers.Config{Provider: c.Provider, Model: c.Model, AnthropicKey: c.AnthropicKey,
+		AnthropicBase: c.AnthropicBase, OpenAIKey: c.OpenAIKey, OpenAIBase: c.OpenAIBase, CI: c.inCI()}
 }
 
 // secretEnv lists the variables that must never reach tool processes or artifacts.

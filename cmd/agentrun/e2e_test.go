@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,9 +34,6 @@ const (
 	// e2eParallel is how many scenario runs go at once: each is a process running 100
 	// sessions, and the machine has two cores.
 	e2eParallel = 2
-	// goroutineReport is the debug log message with which `agentrun run` lists the
-	// goroutines still alive at its end.
-	goroutineReport = "goroutines left after the run"
 )
 
 // e2eDir is the folder of the suite's specs and scripts.
@@ -98,8 +94,8 @@ func newMarker(t *testing.T, name string) string {
 	return "e2e-marker-" + name + "-" + randomHex(t)
 }
 
-// runEnv is the environment of an `agentrun run` of the suite: debug logging (for the
-// goroutine report), the secrets and the marker.
+// runEnv is the environment of an `agentrun run` of the suite: debug logging, the
+// secrets and the marker.
 func runEnv(t *testing.T, sec e2eSecrets, serverURL, marker string) []string {
 	t.Helper()
 	extra := append(sec.env(serverURL), "E2E_MARKER="+marker, "AGENTRUN_LOG_LEVEL=debug")
@@ -190,13 +186,13 @@ func ranTool(t *testing.T, s e2eSession, withKeys bool) {
 
 // recovered checks a session that succeeded after n retries of the given error kind;
 // midStream means each failed attempt had sent part of its response first.
-func recovered(n int, kind string, midStream bool) func(t *testing.T, s e2eSession) {
+func recovered(n int, kind protocol.ErrorKind, midStream bool) func(t *testing.T, s e2eSession) {
 	return func(t *testing.T, s e2eSession) {
 		t.Helper()
 		retries := s.of(protocol.KindRetry)
 		require.Len(t, retries, n, "%s: retry events", s.key)
 		for _, r := range retries {
-			assert.True(t, strings.HasPrefix(r.Reason, kind+": "), "%s: retry reason %q, want kind %s", s.key, r.Reason, kind)
+			assert.True(t, strings.HasPrefix(r.Reason, string(kind)+": "), "%s: retry reason %q, want kind %s", s.key, r.Reason, kind)
 		}
 		if midStream {
 			first := slices.IndexFunc(s.events, func(m protocol.Message) bool { return m.Kind == protocol.KindRetry })
@@ -210,7 +206,7 @@ func recovered(n int, kind string, midStream bool) func(t *testing.T, s e2eSessi
 
 // failed checks a session that ended with an error of kind after n retry events (-1:
 // any number) and never ran its tool.
-func failed(kind string, n int) func(t *testing.T, s e2eSession) {
+func failed(kind protocol.ErrorKind, n int) func(t *testing.T, s e2eSession) {
 	return func(t *testing.T, s e2eSession) {
 		t.Helper()
 		require.NotNil(t, s.result.Error, s.key)
@@ -242,7 +238,7 @@ func stalledOut(t *testing.T, s e2eSession) {
 	failed(protocol.ErrInactivity, retriesBeforeGivingUp)(t, s)
 	assert.NotEmpty(t, s.of(protocol.KindText), "%s: each attempt stalled after its first words", s.key)
 	for _, r := range s.of(protocol.KindRetry) {
-		assert.True(t, strings.HasPrefix(r.Reason, protocol.ErrInactivity+": "), "%s: retry reason %q", s.key, r.Reason)
+		assert.True(t, strings.HasPrefix(r.Reason, string(protocol.ErrInactivity)+": "), "%s: retry reason %q", s.key, r.Reason)
 	}
 	assert.Contains(t, s.result.Error.Message, "no bytes received within the idle timeout",
 		"%s: the transport, not the watchdog, ended the session", s.key)
@@ -399,7 +395,7 @@ func runScenario(t *testing.T, sc e2eScenario, server string) {
 		url = server
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	o := agentrun(t, invocation{
+	o := agentrun(t, invocation{bin: leakBin,
 		args: runArgs(filepath.Join(e2eDir, sc.name+".yaml"), out),
 		env:  runEnv(t, sec, url, marker),
 	})
@@ -426,27 +422,4 @@ func runScenario(t *testing.T, sc e2eScenario, server string) {
 	ended := checkStdout(t, o.stdout)
 	assert.Len(t, ended, e2eSessions, "stdout carries every session's result")
 	assertNoSecrets(t, out, sec.values(), o.stdout, o.stderr)
-}
-
-// parkedForReport says it runs, then blocks until release is closed; its name marks it
-// in stack dumps.
-func parkedForReport(running chan<- struct{}, release <-chan struct{}) {
-	close(running)
-	<-release
-}
-
-// TestLingeringGoroutines checks the goroutine report's finder: it lists a goroutine
-// that is still blocked, not the caller, and not a goroutine that has ended.
-func TestLingeringGoroutines(t *testing.T) {
-	running, release := make(chan struct{}), make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() { parkedForReport(running, release) })
-	<-running
-	left := strings.Join(lingeringGoroutines(0), "\n\n")
-	assert.Contains(t, left, "parkedForReport", "a blocked goroutine is reported")
-	assert.NotContains(t, left, "TestLingeringGoroutines(", "the caller's own goroutine is not")
-
-	close(release)
-	wg.Wait()
-	assert.NotContains(t, strings.Join(otherGoroutines(), "\n\n"), "parkedForReport", "a goroutine that ended is not")
 }

@@ -13,15 +13,10 @@ import (
 	"syscall"
 	"time"
 
-	"go.uber.org/zap"
-
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
-	"github.com/agentrun/agentrun/mcpclient"
-	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/providers"
 	"github.com/agentrun/agentrun/runner"
-	"github.com/agentrun/agentrun/sandbox"
-	"github.com/agentrun/agentrun/sandbox/netproxy"
 	"github.com/agentrun/agentrun/sink"
 )
 
@@ -47,16 +42,17 @@ func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func (a *App) cmdExec(ctx context.Context, args []string) error {
 	fs := newFlags("exec")
-	var ov overrides
-	fs.StringVar(&ov.provider, "p", "", "provider: anthropic, openai, responses or scripted (short for --provider)")
-	fs.StringVar(&ov.model, "m", "", "model (short for --model)")
+	var ov providers.Overrides
+	fs.StringVar(&ov.Provider, "p", "", "provider: anthropic, openai, responses or scripted (short for --provider)")
+	fs.StringVar(&ov.Model, "m", "", "model (short for --model)")
 	providerFlags(fs, &ov)
-	maxTurns := fs.Int("max-turns", 50, "model calls at most")
-	maxTokens := fs.Int("max-tokens", 16384, "output tokens per model call")
-	toolTimeout := fs.Duration("tool-timeout", 10*time.Minute, "default time limit of one Bash call")
+	maxTurns := fs.Int("max-turns", jobs.DefaultMaxTurns, "model calls at most")
+	maxTokens := fs.Int("max-tokens", jobs.DefaultMaxTokens, "output tokens per model call")
+	toolTimeout := fs.Duration("tool-timeout", jobs.DefaultToolTimeout, "default time limit of one Bash call")
 	timeout := fs.Duration("timeout", 0, "wall-clock limit of the session (0: none)")
-	maxContext := fs.Int64("max-context", 200000, "context budget in tokens; compaction keeps the window under it")
-	bashMode := fs.String("bash-mode", "", "safety policy, four octal digits (default $AGENTRUN_BASH_MODE, else 0467)")
+	idleTimeout := fs.Duration("idle-timeout", jobs.DefaultIdleTimeout, "end the session after this long without activity (a stalled model request is retried first)")
+	maxContext := fs.Int("max-context", 200000, "context budget in tokens; compaction keeps the window under it")
+	bashMode := fs.String("bash-mode", "", "safety policy, four octal digits (default $AGENTRUN_BASH_MODE, else "+jobs.DefaultBashMode+")")
 	sandboxLevel := fs.String("sandbox", "", "confinement of the tools: strict, landlock or off (default: the strongest this machine has, see 'agentrun sandbox check')")
 	toolList := fs.String("tools", "", "comma-separated tools to offer (default: all)")
 	system := fs.String("system", "", "extra system instructions")
@@ -76,10 +72,9 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch *format {
-	case "human", "stream-json", "claude", "resp":
-	default:
-		return usagef("exec: --output-format %q: want human, stream-json, claude or resp", *format)
+	outFormat, err := sink.ParseFormat(*format)
+	if err != nil {
+		return usagef("exec: --output-format %w", err)
 	}
 	if *fork && *session == "" && !*cont {
 		return usagef("exec: --fork needs --session NAME or --continue")
@@ -88,10 +83,14 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		return usagef("exec: --session and --continue exclude each other")
 	}
 	if *script != "" {
-		if ov.provider != "" && ov.provider != "scripted" {
-			return usagef("exec: --script needs the scripted provider, not %q", ov.provider)
+		if ov.Provider != "" && ov.Provider != "scripted" {
+			return usagef("exec: --script needs the scripted provider, not %q", ov.Provider)
 		}
-		ov.provider = "scripted"
+		ov.Provider = "scripted"
+	}
+	tools, err := toolsFlag(*toolList)
+	if err != nil {
+		return err
 	}
 	cfg, err := a.config()
 	if err != nil {
@@ -114,16 +113,16 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if real, err := filepath.EvalSymlinks(workspace); err == nil {
 		workspace = real
 	}
-	mcpConfigs, mcpSecrets, err := loadMCPConfigs(mcpFiles)
+	servers, mcpSecrets, err := a.loadMCPConfigs(mcpFiles)
 	if err != nil {
 		return err
 	}
-	// Every file of the session is written through files, which masks the API keys and
-	// the values the MCP servers read from the environment.
+	// The session store's own files (a fork's copies, the policy) mask the API keys and
+	// the values the MCP servers read from the environment, as the runner's do.
 	files := sink.NewFiles(append(cfg.keys(), mcpSecrets...))
-	store := sessionStore{root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace)), files: files}
+	store := agent.ProjectStore{Root: filepath.Join(cfg.Home, "projects", agent.ProjectKey(workspace)), Files: files}
 	if *list {
-		return store.list(a.Stdout)
+		return store.List(a.Stdout)
 	}
 	prompt := strings.Join(pos, " ")
 	if prompt == "" && !a.stdinTTY() {
@@ -136,146 +135,97 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	if prompt == "" {
 		return usagef("exec: no prompt: give it as an argument or on stdin")
 	}
-	id, err := store.choose(*session, *cont, *fork, time.Now())
+	if *script != "" {
+		if *script, err = filepath.Abs(*script); err != nil {
+			return err
+		}
+	}
+	id, err := store.Choose(*session, *cont, *fork, time.Now())
+	if errors.Is(err, agent.ErrSessionName) || errors.Is(err, agent.ErrNoSession) {
+		return usagef("exec: %w", err)
+	}
 	if err != nil {
 		return err
 	}
-	dir := filepath.Join(store.root, id)
+	dir := filepath.Join(store.Root, id)
 	pol, err := resolvePolicy(dir, first(*bashMode, cfg.BashMode), *sandboxLevel)
 	if err != nil {
 		return err
 	}
-	provs := newProviders(cfg, ov, log)
+	// The session the flags describe: one job, "exec", in the workspace itself.
+	s := jobs.Session{Key: id, JobID: "exec", Repeat: 1, Repeats: 1, Matrix: map[string]string{}, Prompt: prompt,
+		System: *system, Checks: []jobs.Check{}, Settings: jobs.Resolved{
+			MaxTurns: *maxTurns, MaxTokens: *maxTokens, Timeout: *timeout, IdleTimeout: *idleTimeout,
+			ToolTimeout: *toolTimeout, Tools: tools, BashMode: pol.BashMode,
+			Sandbox:   jobs.Sandbox{Level: jobs.SandboxLevel(pol.Level)},
+			Workspace: jobs.Workspace{Dir: workspace, Mode: jobs.WorkspaceShared},
+			Env:       map[string]string{}, Secrets: []string{}, Skills: skills, MaxContext: *maxContext,
+			Script: *script, MCPServers: servers,
+		}}
+	provs := providers.New(cfg.providers(), ov, log)
 	defer provs.Close()
-	choice, err := provs.resolve("", "", "", *script)
-	if err != nil {
+	// A missing key or a broken script is a usage error before anything runs.
+	if _, err := provs.Check([]jobs.Session{s}); err != nil {
 		return err
 	}
-	prov, err := provs.build(choice, id, 5*time.Minute, nil)
-	if err != nil {
-		return err
-	}
-	var tools []string
-	if *toolList != "" {
-		for _, t := range strings.Split(*toolList, ",") {
-			tools = append(tools, strings.TrimSpace(t))
-		}
-	}
-	mode := pol.BashMode
-	acfg := agent.Config{SessionID: id, JobID: "exec",
-		Provenance: protocol.Provenance{Provider: choice.name, Model: choice.model, Attempt: 1, Version: version()},
-		MaxTurns:   *maxTurns, MaxTokens: *maxTokens, System: *system, Tools: tools, Workspace: workspace,
-		Home: cfg.UserHome, BashMode: mode, ToolTimeout: *toolTimeout, ProcEnv: a.toolEnviron(),
-		InstructionHome: cfg.Home, Skills: skills, Compaction: cfg.Compact.config(*maxContext)}
-
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("session folder: %w", err)
 	}
-	events, err := sink.OpenEvents(filepath.Join(dir, agent.EventsFile), time.Now)
-	if err != nil {
+	if err := pol.save(dir, files); err != nil {
 		return err
 	}
-	var out sink.Sink
-	switch *format {
-	case "stream-json":
-		out = sink.NewStreamJSON(a.Stdout, protocol.Envelope{})
-	case "claude":
-		out = sink.NewClaude(a.Stdout, version())
-	case "resp":
-		out = sink.NewRESP(a.Stdout)
-	default:
-		out = sink.NewText(a.Stdout, sink.TextOptions{Color: a.colorOn(isTerminal(a.Stdout))})
-	}
-	redactor := files.Sink(sink.Multi(events, out))
-	messages := &agent.DirStore{Dir: dir, Files: files}
-	defer func() { _ = messages.Close() }() // best effort: every append was already written
 	reaping := startReaper(a.Self, log)
 	defer reaping.close()
-	if err := pol.save(dir, files); err != nil {
-		_ = redactor.Close() // err is what is reported
-		return err
-	}
-	locked := sink.NewLocked(redactor) // the agent, and the proxy's violations
-	sb, err := runner.OpenSandbox(runner.SandboxRequest{Level: pol.Level, BashMode: mode, Workspace: workspace,
-		Home: cfg.UserHome, Env: runner.ToolEnv(reaping.environ(a.toolEnviron()), nil), ToolTimeout: *toolTimeout,
-		Hidden: []string{cfg.Home}}, runner.SandboxOptions{Binary: a.Self}, sandbox.Probe(), nil,
-		func(v netproxy.Violation) {
-			if err := runner.WriteViolation(locked, v); err != nil {
-				log.Warn("write sandbox_violation", zap.Error(err))
-			}
-		})
-	if err != nil {
-		_ = redactor.Close() // err is what is reported
-		return usageError{err}
-	}
-	defer func() {
-		if err := sb.Close(); err != nil {
-			log.Warn("close worker", zap.Error(err))
-		}
-	}()
+	r := runner.New(runner.Options{
+		Log: log, Providers: provs, Resolve: provs.Resolve, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
+		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
+		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
+		Sandbox: runner.SandboxOptions{Binary: a.Self},
+	})
+	stdout := func() (sink.Sink, error) { return a.formatSink(outFormat) }
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if *timeout > 0 {
-		var cancel context.CancelFunc
-		sigCtx, cancel = context.WithTimeoutCause(sigCtx, *timeout, runner.ErrSessionTimeout)
-		defer cancel()
-	}
-	start := time.Now()
-	servers := runner.OpenMCP(sigCtx, mcpConfigs, sb, func() {}, version())
-	defer func() {
-		if err := servers.Close(); err != nil {
-			log.Warn("close MCP servers", zap.Error(err))
-		}
-	}()
-	acfg.Sandbox, acfg.MCPServers = sb.Planned(), servers.Statuses()
-	sess, err := agent.New(acfg, agent.Deps{Provider: prov, Sink: locked, Store: messages, Groups: reaping.groups(),
-		Tools: sb.Client(), Servers: runner.ServerTools(servers)})
-	if err != nil {
-		_ = redactor.Close() // err is what is reported
+	res, err := r.RunSession(sigCtx, s, dir, runner.SessionOptions{SessionID: id, Persistent: true, Stdout: stdout})
+	if errors.Is(err, runner.ErrSandbox) {
 		return usageError{err}
 	}
-	var res protocol.Result
-	if err := sess.Start(); err != nil {
-		res = protocol.Result{Status: protocol.StatusCrashed, Error: &protocol.Error{Kind: protocol.ErrInternal, Message: err.Error()}}
-	} else if runner.AttachMCP(servers, locked); runner.MCPDown(servers) != nil && sigCtx.Err() == nil {
-		res = protocol.Result{Status: protocol.StatusMCP, Error: runner.MCPDown(servers), Checks: []protocol.Check{}}
-	} else {
-		o := sess.Run(sigCtx, prompt)
-		res = runner.ResultOf(sigCtx, o)
+	if err != nil {
+		return err
 	}
-	res.SessionID, res.JobID, res.Attempts = id, "exec", 1
-	if err := servers.Close(); err != nil {
-		log.Warn("close MCP servers", zap.Error(err))
+	interrupted := sigCtx.Err() != nil && ctx.Err() == nil
+	return exitError{code: runner.ExitCode(res, interrupted)}
+}
+
+// toolsFlag reads --tools: comma-separated tool names, all of them when empty.
+func toolsFlag(list string) ([]jobs.Tool, error) {
+	if list == "" {
+		return jobs.AllTools(), nil
 	}
-	res.MCPServers = servers.Statuses()
-	if err := sb.Close(); err != nil {
-		log.Warn("close worker", zap.Error(err))
+	var tools []jobs.Tool
+	for _, name := range strings.Split(list, ",") {
+		t := jobs.Tool(strings.TrimSpace(name))
+		if !slices.Contains(jobs.AllTools(), t) {
+			return nil, usagef("exec: --tools: unknown tool %q: want some of %s", t, joinTools(jobs.AllTools()))
+		}
+		tools = append(tools, t)
 	}
-	res.Sandbox = sb.Info()
-	res.DurationMS = time.Since(start).Milliseconds()
-	res.IsError = res.Status != protocol.StatusSuccess
-	werr := locked.Write(protocol.Message{Kind: protocol.KindResult, Final: &res})
-	if cerr := locked.Close(); werr == nil {
-		werr = cerr
+	return tools, nil
+}
+
+func joinTools(tools []jobs.Tool) string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = string(t)
 	}
-	if werr != nil {
-		return fmt.Errorf("write events: %w", werr)
-	}
-	switch {
-	case sigCtx.Err() != nil && ctx.Err() == nil && res.Status == protocol.StatusCancelled:
-		return exitError{code: exitInterrupted}
-	case res.Status != protocol.StatusSuccess:
-		return exitError{code: exitFailed}
-	}
-	return nil
+	return strings.Join(names, ", ")
 }
 
 // loadMCPConfigs reads the --mcp-config files, a later file's server replacing an
-// earlier one of the same name, and reads their ${VAR} values, which are secrets.
-func loadMCPConfigs(paths []string) ([]mcpclient.Config, []string, error) {
+// earlier one of the same name, and the ${VAR} values they read, which are secrets.
+func (a *App) loadMCPConfigs(paths []string) ([]jobs.MCPServer, []string, error) {
 	var servers []jobs.MCPServer
 	for _, p := range paths {
-		list, err := jobs.LoadMCPConfig(p, os.LookupEnv)
+		list, err := jobs.LoadMCPConfig(p, a.lookupEnv)
 		var se *jobs.SpecError
 		if errors.As(err, &se) {
 			return nil, nil, usageError{errors.New("invalid MCP config:\n" + se.Error())}
@@ -288,9 +238,9 @@ func loadMCPConfigs(paths []string) ([]mcpclient.Config, []string, error) {
 			servers = append(servers, m)
 		}
 	}
-	configs, secrets, err := runner.MCPConfigs(servers, os.LookupEnv)
+	_, secrets, err := runner.MCPConfigs(servers, a.lookupEnv)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	return configs, secrets, nil
+	return servers, secrets, nil
 }

@@ -30,16 +30,22 @@ func execSetup(t *testing.T, script string) (dir string, env []string, scriptPat
 // projectDir returns the exec session folder of the project in dir.
 func projectDir(t *testing.T, env []string) string {
 	t.Helper()
-	var home string
+	dir := projectDirOf(env)
+	require.NotEmpty(t, dir, "one project folder under $AGENTRUN_HOME/projects")
+	return dir
+}
+
+// projectDirOf is the exec session folder of the project, "" until exec made it.
+func projectDirOf(env []string) string {
 	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "AGENTRUN_HOME="); ok {
-			home = v
+		if home, ok := strings.CutPrefix(kv, "AGENTRUN_HOME="); ok {
+			projects, _ := filepath.Glob(filepath.Join(home, "projects", "*"))
+			if len(projects) == 1 {
+				return projects[0]
+			}
 		}
 	}
-	projects, err := filepath.Glob(filepath.Join(home, "projects", "*"))
-	require.NoError(t, err)
-	require.Len(t, projects, 1)
-	return projects[0]
+	return ""
 }
 
 // TestExecFormats checks exec's three stdout formats, with the prompt as an argument
@@ -145,6 +151,17 @@ func TestExecSessions(t *testing.T) {
 	require.Len(t, msgs, 4)
 	assert.Contains(t, string(mustJSON(t, msgs[0])), "Start.")
 	assert.Contains(t, string(mustJSON(t, msgs[2])), "Go on.")
+	// The session folder is the runner's, kept across invocations: each stream holds
+	// both runs, and result.json is the second's.
+	for _, name := range []string{"events.jsonl", "stream.jsonl"} {
+		b, err := os.ReadFile(filepath.Join(projectDir(t, env), "fix-1", name))
+		require.NoError(t, err)
+		assert.Equal(t, 2, strings.Count(string(b), `"type":"session_start"`), name)
+		assert.Equal(t, 2, strings.Count(string(b), `"type":"result"`), name)
+	}
+	var res map[string]any
+	readJSON(t, filepath.Join(projectDir(t, env), "fix-1", "result.json"), &res)
+	assert.Equal(t, "second answer", res["result"])
 
 	// --continue picks the newest session of the folder.
 	third := run("--continue", "And again.")

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,14 +25,14 @@ var allowedImports = map[string][]string{
 	"protocol":                {},
 	"textcut":                 {},
 	"transport/sse":           {},
-	"transport":               {"protocol", "textcut"},
+	"transport":               {"protocol", "transport/sse", "textcut"},
 	"transport/jsonscan":      {},
 	"transport/anthropic":     {"transport", "transport/jsonscan", "transport/sse", "protocol", "textcut"},
 	"transport/openai":        {"transport", "transport/jsonscan", "transport/openai/wire", "transport/sse", "protocol", "textcut"},
-	"transport/openai/wire":   {"textcut"},
+	"transport/openai/wire":   {"transport", "transport/sse", "protocol", "textcut"},
 	"transport/responses":     {"transport", "transport/jsonscan", "transport/openai/wire", "transport/sse", "protocol", "textcut"},
 	"transport/scripted":      {"protocol", "textcut", "go.yaml.in/yaml/v3"},
-	"transport/transporttest": {"transport", "protocol", "textcut", "fuzzguard", "github.com/stretchr/testify", "go.yaml.in/yaml/v3"},
+	"transport/transporttest": {"transport", "transport/sse", "protocol", "textcut", "fuzzguard", "github.com/stretchr/testify", "go.yaml.in/yaml/v3"},
 	"sink":                    {"protocol", "textcut"},
 	"protocol/eventschema":    {"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
 	"jobs":                    {"go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
@@ -45,9 +46,11 @@ var allowedImports = map[string][]string{
 	"worker":                  append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy"}, kernelLibs...),
 	"mcpclient/mcptest":       mcpLibs,
 	"mcpclient":               append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy", "worker"}, mcpLibs...),
-	"runner": append(append([]string{"jobs", "agent", "agent/tools", "policy", "pathname", "sink", "protocol", "textcut", "sandbox", "sandbox/netproxy", "worker",
-		"mcpclient", "github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
-		"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...), mcpLibs...),
+	"runner":                  runnerImports,
+	// providers maps a session's settings to a transport client, for the runner; only
+	// cmd wires it (importedOnlyBy).
+	"providers": append([]string{"runner", "transport", "transport/anthropic", "transport/openai", "transport/openai/wire",
+		"transport/responses", "transport/scripted", "transport/sse", "transport/jsonscan"}, runnerImports...),
 	// telemetry is the OpenTelemetry side of the agent's Observer and the runner's
 	// Telemetry, wired in by cmd: neither of them sees the SDK.
 	"telemetry": append([]string{"agent", "agent/tools", "policy", "pathname", "protocol", "sink", "textcut", "go.uber.org/zap", "go.uber.org/multierr",
@@ -57,6 +60,17 @@ var allowedImports = map[string][]string{
 	"cmd/agentrun":       {"*"},
 	"examples":           {"*"},
 	"bench":              {"*"},
+}
+
+// runnerImports are what runner may import.
+var runnerImports = append(append([]string{"jobs", "agent", "agent/tools", "policy", "pathname", "sink", "protocol", "textcut", "sandbox", "sandbox/netproxy", "worker",
+	"mcpclient", "github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
+	"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...), mcpLibs...)
+
+// importedOnlyBy names, for a package that only some may import directly, the packages
+// that may: the providers are wired by the command, never reached for by a layer.
+var importedOnlyBy = map[string][]string{
+	"providers": {"cmd/agentrun"},
 }
 
 // otelModules are the OpenTelemetry SDK, its OTLP exporters and protocol types, and
@@ -77,6 +91,7 @@ var kernelLibs = []string{"golang.org/x/sys", "golang.org/x/net/bpf", "github.co
 
 type listedPackage struct {
 	ImportPath string
+	Imports    []string
 	Deps       []string
 	Standard   bool
 }
@@ -99,6 +114,11 @@ func TestImportGraph(t *testing.T) {
 			continue
 		}
 		seen++
+		for _, imp := range p.Imports {
+			if only, ok := importedOnlyBy[strings.TrimPrefix(imp, module+"/")]; ok && !slices.Contains(only, rel) {
+				t.Errorf("%s imports %s, which only %s may import", rel, imp, strings.Join(only, ", "))
+			}
+		}
 		for _, dep := range p.Deps { // transitive, of the non-test code
 			if !strings.Contains(strings.SplitN(dep, "/", 2)[0], ".") {
 				continue // standard library

@@ -17,6 +17,13 @@ import (
 const gcPercent = 400
 
 func main() {
+	os.Exit(cli())
+}
+
+// cli is the program: a worker, the reaper, or the command of os.Args, whose exit code
+// it returns. The end-to-end tests run it in a test binary that then lists the
+// goroutines still alive (leakcheck_test.go).
+func cli() int {
 	worker.ExitIfWorker()
 	if len(os.Args) == 3 && os.Args[1] == reaperArg {
 		os.Exit(min(reap(readGroups(os.Stdin), "/proc", os.Args[2]), 1))
@@ -33,5 +40,5 @@ func main() {
 	if self, err := os.Executable(); err == nil {
 		app.Self = self
 	}
-	os.Exit(app.Main(context.Background(), os.Args[1:]))
+	return app.Main(context.Background(), os.Args[1:])
 }

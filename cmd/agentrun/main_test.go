@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
+	"github.com/agentrun/agentrun/worker"
 )
 
 // agentrunBin is the agentrun binary under test, built once by TestMain.
@@ -26,7 +28,11 @@ var agentrunBin string
 var goEnv []string
 
 func TestMain(m *testing.M) {
+	worker.ExitIfWorker()  // leakBin's sessions run their tools in workers of leakBin
 	mcptest.ExitIfServer() // the MCP tests' stdio server is this binary
+	if filepath.Base(os.Args[0]) == leakBinName {
+		os.Exit(leakCheckedCLI()) // this binary is leakBin
+	}
 	dir, err := os.MkdirTemp("", "agentrun-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun tests:", err)
@@ -37,8 +43,10 @@ func TestMain(m *testing.M) {
 		os.Exit(code)
 	}
 	agentrunBin = filepath.Join(dir, "agentrun")
-	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", agentrunBin, ".").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "agentrun tests: go build: %v\n%s", err, out)
+	leakBin = filepath.Join(dir, "leakcheck", leakBinName)
+	if err := goBuild(exec.Command("go", "build", "-buildvcs=auto", "-o", agentrunBin, "."),
+		exec.Command("go", "test", "-c", "-o", leakBin, ".")); err != nil {
+		fmt.Fprintln(os.Stderr, "agentrun tests:", err)
 		cleanup(1)
 	}
 	if goEnv, err = toolchainEnv(); err != nil {
@@ -46,6 +54,27 @@ func TestMain(m *testing.M) {
 		cleanup(1)
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(cleanup))
+}
+
+// goBuild runs the builds at once and returns the first failure with its output.
+func goBuild(builds ...*exec.Cmd) error {
+	outs := make([]bytes.Buffer, len(builds))
+	var errs []error
+	for i, b := range builds {
+		b.Stdout, b.Stderr = &outs[i], &outs[i]
+		errs = append(errs, b.Start())
+	}
+	for i, b := range builds {
+		if errs[i] == nil {
+			errs[i] = b.Wait()
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%s: %w\n%s", strings.Join(builds[i].Args, " "), err, outs[i].String())
+		}
+	}
+	return nil
 }
 
 // toolchainEnv returns GOCACHE, GOPATH and GOMODCACHE as KEY=VALUE pairs.
@@ -102,6 +131,8 @@ func linkBuildCache(t *testing.T, home string) {
 
 // invocation is one run of the binary.
 type invocation struct {
+	// bin is the binary to run: agentrunBin when "", leakBin to check for leaks.
+	bin   string
 	args  []string
 	env   []string // nil: baseEnv
 	dir   string   // working folder; "" is the test's
@@ -121,7 +152,7 @@ func agentrun(t *testing.T, inv invocation) outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, agentrunBin, inv.args...)
+	cmd := exec.CommandContext(ctx, cmp.Or(inv.bin, agentrunBin), inv.args...)
 	cmd.Env = inv.env
 	if cmd.Env == nil {
 		cmd.Env = baseEnv(t)

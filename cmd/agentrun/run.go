@@ -7,13 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 
 	"go.uber.org/zap"
 
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/providers"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sink"
 	"github.com/agentrun/agentrun/telemetry"
 )
 
@@ -32,10 +33,10 @@ const runExamples = `  agentrun run examples/quickstart.yaml
 // runFlags are the flags shared by run and exec that pick the provider.
 func providerFlags(fs interface {
 	StringVar(*string, string, string, string)
-}, o *overrides) {
-	fs.StringVar(&o.provider, "provider", "", "provider: anthropic, openai, responses or scripted (overrides the spec and $AGENTRUN_PROVIDER)")
-	fs.StringVar(&o.model, "model", "", "model name (overrides the spec and $AGENTRUN_MODEL)")
-	fs.StringVar(&o.baseURL, "base-url", "", "provider base URL (overrides the spec and $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL)")
+}, o *providers.Overrides) {
+	fs.StringVar(&o.Provider, "provider", "", "provider: anthropic, openai, responses or scripted (overrides the spec and $AGENTRUN_PROVIDER)")
+	fs.StringVar(&o.Model, "model", "", "model name (overrides the spec and $AGENTRUN_MODEL)")
+	fs.StringVar(&o.BaseURL, "base-url", "", "provider base URL (overrides the spec and $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL)")
 }
 
 func (a *App) cmdRun(ctx context.Context, args []string) error {
@@ -51,7 +52,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	format := fs.String("output-format", "text", "stdout format: text (live transcript and summary), stream-json (every event, one JSON line) or claude (Claude Code's stream-json)")
 	progress := fs.String("progress", "auto", "progress on stderr: auto, live, plain or off")
 	logFormat := fs.String("log-format", "", "log format on stderr: console or json (default $AGENTRUN_LOG_FORMAT, else console)")
-	var ov overrides
+	var ov providers.Overrides
 	providerFlags(fs, &ov)
 	pos, err := a.parse(fs, runSynopsis, runExamples, args)
 	if err != nil {
@@ -60,10 +61,9 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	if len(pos) != 1 {
 		return usagef("run: want one job spec file, got %d arguments (see 'agentrun run --help')", len(pos))
 	}
-	switch runner.Format(*format) {
-	case runner.FormatText, runner.FormatStreamJSON, runner.FormatClaude:
-	default:
-		return usagef("run: --output-format %q: want text, stream-json or claude", *format)
+	outFormat, err := sink.ParseFormat(*format, sink.FormatText, sink.FormatStreamJSON, sink.FormatClaude)
+	if err != nil {
+		return usagef("run: --output-format %w", err)
 	}
 	cfg, err := a.config()
 	if err != nil {
@@ -125,9 +125,9 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		defer flushTelemetry(tel)
 		secrets = append(secrets, telSecrets...)
 	}
-	provs := newProviders(cfg, ov, log)
+	provs := providers.New(cfg.providers(), ov, log)
 	if tel != nil && spec.Telemetry.PropagateToProvider {
-		provs.wrap = tel.Transport
+		provs.Wrap = tel.Transport
 	}
 	defer provs.Close()
 	// Resolve every session's provider now: a missing key is a usage error before
@@ -148,7 +148,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	opts := runner.Options{
 		Out: outDir, Concurrency: *concurrency, Resume: *resume, RerunFailed: *rerun, Retry: retry, Resolve: provs.Resolve,
 		Filter: *filter, Shard: sh,
-		Format: runner.Format(*format), Stdout: disp.stdout, Progress: disp.progress, Status: disp.status, Color: disp.color,
+		Format: outFormat, Stdout: disp.stdout, Progress: disp.progress, Status: disp.status, Color: disp.color,
 		StdoutShared: disp.shared, StdoutColor: disp.stdoutColor,
 		Log: log, Providers: provs, Throttled: provs.Throttled, Paced: provs.Paced, Secrets: secrets, LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
@@ -183,13 +183,6 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 	sum, err := r.Run(sigCtx, spec)
 	flushTelemetry(tel) // also after SIGTERM, within its bound
 	interrupted := sigCtx.Err() != nil && ctx.Err() == nil
-	if log.Core().Enabled(zap.DebugLevel) {
-		// Everything the run started must be gone once it returned and the providers
-		// dropped their connections; the report lists what is not.
-		stop()
-		provs.Close()
-		reportGoroutines(log)
-	}
 	if err != nil {
 		switch {
 		case errors.Is(err, runner.ErrResumeMismatch):
@@ -199,49 +192,21 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		}
 		return err
 	}
-	if *format == string(runner.FormatText) && opts.GitHub == nil {
+	if outFormat == sink.FormatText && opts.GitHub == nil {
 		_, _ = fmt.Fprintf(a.Stdout, "\n%s", sum.Text())
 	}
 	log.Info("run finished: "+sum.Headline(), zap.String("out", outDir))
 	return exitError{code: sum.ExitCode(interrupted)}
 }
 
-// checkProviders resolves the provider of every session once and loads the scripts of
-// the scripted ones. It returns the summaries' warnings: whether the scripted model
-// stands in for a real one.
-func (a *App) checkProviders(spec *jobs.Spec, p *providers) ([]string, error) {
+// checkProviders resolves the provider of every session of spec once
+// (providers.Pool.Check).
+func (a *App) checkProviders(spec *jobs.Spec, p *providers.Pool) ([]string, error) {
 	sessions, err := spec.Sessions()
 	if err != nil {
 		return nil, specError(err)
 	}
-	if err := p.checkMatrix(sessions); err != nil {
-		return nil, err
-	}
-	fallback := false
-	var models []string
-	for _, s := range sessions {
-		c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
-		if err != nil {
-			return nil, fmt.Errorf("session %s: %w", s.Key, err)
-		}
-		// Load the scripts the scripted model will play, so a broken one stops the run
-		// before anything starts.
-		if c.name == "scripted" && c.script != "" {
-			if _, err := p.scripted(c.script); err != nil {
-				return nil, fmt.Errorf("session %s: %w", s.Key, err)
-			}
-		}
-		if c.fallback {
-			fallback = true
-			if c.model != defaultModels["scripted"] && !slices.Contains(models, c.model) {
-				models = append(models, c.model)
-			}
-		}
-	}
-	if !fallback {
-		return nil, nil
-	}
-	return []string{fallbackWarning(models)}, nil
+	return p.Check(sessions)
 }
 
 // specError marks errors of the spec as usage errors (exit 2).

@@ -19,11 +19,11 @@ import (
 // summary written; GitHub Actions allows about ten seconds before SIGKILL.
 const signalDeadline = 5 * time.Second
 
-// startAgentrun starts the binary in the background with env; the test kills it if it
-// is still running at the end.
+// startAgentrun starts leakBin, the agentrun command with its goroutine report, in the
+// background with env; the test kills it if it is still running at the end.
 func startAgentrun(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
 	t.Helper()
-	cmd = exec.Command(agentrunBin, args...)
+	cmd = exec.Command(leakBin, args...)
 	cmd.Env = env
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -152,7 +152,7 @@ func TestSignalKillResume(t *testing.T) {
 	// five-minute sleep) is ended by its process reaper, not by the test.
 	waitFor(t, "the reaper to end the killed run's tools", func() bool { return len(markerProcesses(t, marker)) == 0 })
 
-	o := agentrun(t, invocation{args: runArgs(spec, out, "--resume"), env: env})
+	o := agentrun(t, invocation{bin: leakBin, args: runArgs(spec, out, "--resume"), env: env})
 	t.Logf("resumed in %s", o.elapsed.Round(10*time.Millisecond))
 	require.Equal(t, 0, o.code, "stderr:\n%s", lastLines(o.stderr, 20))
 	assertNoProcesses(t, marker)

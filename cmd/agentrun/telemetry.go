@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"net"
-	"net/url"
 
 	"go.uber.org/zap"
 
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/telemetry"
-	"github.com/agentrun/agentrun/transport/anthropic"
-	"github.com/agentrun/agentrun/transport/openai"
 )
 
 var _ runner.Telemetry = (*telemetry.Telemetry)(nil)
@@ -43,31 +39,4 @@ func flushTelemetry(t *telemetry.Telemetry) {
 	ctx, cancel := context.WithTimeout(context.Background(), telemetry.FlushTimeout)
 	defer cancel()
 	t.Shutdown(ctx)
-}
-
-// serverOf is the host and port a provider choice talks to, for the spans of its model
-// calls; empty for the in-process scripted model.
-func serverOf(c providerChoice) string {
-	base := c.baseURL
-	switch {
-	case c.name == "scripted":
-		return ""
-	case base != "":
-	case c.name == "anthropic":
-		base = anthropic.DefaultBaseURL
-	default:
-		base = openai.DefaultBaseURL
-	}
-	u, err := url.Parse(base)
-	if err != nil || u.Hostname() == "" {
-		return ""
-	}
-	port := u.Port()
-	if port == "" {
-		port = "443"
-		if u.Scheme == "http" {
-			port = "80"
-		}
-	}
-	return net.JoinHostPort(u.Hostname(), port)
 }

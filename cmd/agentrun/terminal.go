@@ -109,3 +109,10 @@ func columns(w any) func() int {
 		return n
 	}
 }
+
+// formatSink is the sink that writes one session's messages to stdout in format f:
+// exec's and replay's output, the text in colour on a terminal.
+func (a *App) formatSink(f sink.Format) (sink.Sink, error) {
+	return sink.ForFormat(f, a.Stdout, sink.FormatOptions{Version: version(),
+		Text: sink.TextOptions{Color: a.colorOn(isTerminal(a.Stdout))}})
+}

@@ -26,7 +26,7 @@ func samples() []protocol.Message {
 		{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: "Bash", ID: "t2", Input: `{broken`}},
 		{Kind: protocol.KindToolResult, Result: protocol.ToolResult{ToolUseID: "t1", Name: "Bash", Content: "x", IsError: true}},
 		{Kind: protocol.KindUsage, Usage: protocol.Usage{Input: 1, Output: 2, CacheRead: 3, CacheCreation: 4}, UsageKind: "sub_agent", SubSession: "sub"},
-		{Kind: protocol.KindStop, Reason: "end_turn"},
+		{Kind: protocol.KindStop, Stop: "end_turn"},
 		{Kind: protocol.KindContextUpdate, Context: protocol.ContextUpdate{Kind: "compact", Trigger: "auto"}},
 		{Kind: protocol.KindSubAgentResult, Parent: "t1", Sub: &protocol.SubAgent{SessionID: "sub", Status: "ok", Text: "t",
 			Description: "d", Prompt: "p", Timestamp: "2026-05-06T12:00:00.000Z"}},

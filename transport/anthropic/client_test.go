@@ -118,7 +118,7 @@ func retry(attempt int, delayMS int64, reason string) protocol.Message {
 	return protocol.Message{Kind: protocol.KindRetry, Attempt: attempt, DelayMS: delayMS, Reason: reason}
 }
 
-func failed(kind, msg string) protocol.Message {
+func failed(kind protocol.ErrorKind, msg string) protocol.Message {
 	return protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: kind, Message: msg}}
 }
 

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -25,7 +24,7 @@ import (
 // content_block_stop, its input the concatenated input_json_delta fragments ("{}" when
 // there are none). message_stop ends the stream with one KindUsage (message_start's
 // counts, each replaced by message_delta's when present) and one KindStop carrying the
-// stop reason as the API gave it.
+// stop reason as the API gave it: the API's words are protocol.StopReason's.
 //
 // A tool_use block still open at message_stop is emitted with its partial input, unless
 // the stop reason is max_tokens: then its input is truncated by construction and a tool
@@ -36,22 +35,21 @@ import (
 // Err is nil only after message_stop. An error event gives an *transport.Error whose
 // Kind follows the API's error type; a body that ends before message_stop, or a data
 // line that is not valid JSON, gives an *transport.Error of Kind protocol.ErrStream.
-// A read error of the body is returned as it is.
+// A read error of the body is returned as it is. A tool input past its limit, and a
+// thinking signature past the response limit, end the stream with an
+// *transport.Error of Kind protocol.ErrTooLarge (the limits of SetLimits).
 type Decoder struct {
-	sse    *sse.Decoder
-	limits protocol.Limits
+	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch.
+	transport.EventDecoder
 	blocks map[int]*block
 	usage  protocol.Usage
-	reason string
+	reason protocol.StopReason
 
-	queue transport.Queue
-	wire  wireEvent        // the event being applied, reused to spare an allocation per event
-	scan  jsonscan.Scanner // reads the events' data
-	done  bool             // message_stop seen
+	wire wireEvent        // the event being applied, reused to spare an allocation per event
+	scan jsonscan.Scanner // reads the events' data
 	// displaced counts blocks closed by a start at their index, whose own stops may
 	// still come (under another index).
 	displaced int
-	err       error
 }
 
 // block is the state of one open content block.
@@ -65,71 +63,18 @@ type block struct {
 
 // NewDecoder returns a decoder reading the SSE body r.
 func NewDecoder(r io.Reader) *Decoder {
-	d := &Decoder{sse: sse.NewDecoder(r), blocks: map[int]*block{}}
-	d.SetLimits(protocol.Limits{})
+	d := &Decoder{blocks: map[int]*block{}}
+	d.EventDecoder = transport.NewEventDecoder(r, d.event, d.end)
 	return d
 }
 
-// SetLimits bounds what the decoder holds (transport.Limited); call it before the
-// first Next. A tool input past its limit ends the stream with an error of Kind
-// protocol.ErrTooLarge, and so do a thinking signature past the response limit and an
-// SSE line past transport.MaxLine.
-func (d *Decoder) SetLimits(l protocol.Limits) {
-	d.limits = l.WithDefaults()
-	d.sse.SetMaxLine(transport.MaxLine(d.limits))
+// end fails a stream whose body ended cleanly before message_stop.
+func (d *Decoder) end() {
+	d.Fail(&transport.Error{Kind: protocol.ErrStream, Message: "stream ended without message_stop"})
 }
-
-// Message returns the message read by the last successful Next.
-func (d *Decoder) Message() protocol.Message { return d.queue.Message() }
-
-// Err returns why the stream ended early; nil after message_stop.
-func (d *Decoder) Err() error { return d.err }
-
-// errNoStop is the message of a stream that ends without message_stop.
-const errNoStop = "stream ended without message_stop"
-
-// Next advances to the next message. It returns false after the stop message, or when
-// the stream failed (see Err).
-func (d *Decoder) Next() bool {
-	for !d.queue.Next() {
-		if !d.fill() {
-			return false
-		}
-	}
-	return true
-}
-
-// fill applies SSE events until the queue has a message or the stream is over.
-func (d *Decoder) fill() bool {
-	if d.done || d.err != nil {
-		return false
-	}
-	if !d.sse.Next() {
-		d.err = d.endError()
-		return false
-	}
-	if e := d.sse.Borrow(); !e.Comment {
-		d.event(e)
-	}
-	return true
-}
-
-// endError says why the SSE stream ended before message_stop.
-func (d *Decoder) endError() error {
-	err := d.sse.Err()
-	switch {
-	case err == nil:
-		return &transport.Error{Kind: protocol.ErrStream, Message: errNoStop}
-	case errors.Is(err, sse.ErrLineTooLong), errors.Is(err, sse.ErrEventTooLong):
-		return &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: " + err.Error()}
-	}
-	return err
-}
-
-func (d *Decoder) emit(m protocol.Message) { d.queue.Push(m) }
 
 func (d *Decoder) fail(format string, args ...any) {
-	d.err = &transport.Error{Kind: protocol.ErrStream, Message: fmt.Sprintf(format, args...)}
+	d.Fail(&transport.Error{Kind: protocol.ErrStream, Message: fmt.Sprintf(format, args...)})
 }
 
 // event applies one SSE event, whose data is borrowed: nothing may keep it. The data's
@@ -160,7 +105,7 @@ func (d *Decoder) event(e sse.Event) {
 		}
 	case "message_delta":
 		if w.Delta.StopReason != nil {
-			d.reason = *w.Delta.StopReason
+			d.reason = protocol.StopReason(*w.Delta.StopReason)
 		}
 		if w.Usage != nil {
 			d.replaceUsage(w.Usage)
@@ -190,14 +135,14 @@ func (d *Decoder) blockStart(w *wireEvent) {
 	switch cb.Type {
 	case "text":
 		if cb.Text != "" {
-			d.emit(protocol.Message{Kind: protocol.KindText, Text: cb.Text})
+			d.Push(protocol.Message{Kind: protocol.KindText, Text: cb.Text})
 		}
 	case "thinking":
 		if cb.Thinking != "" {
-			d.emit(protocol.Message{Kind: protocol.KindThinking, Text: cb.Thinking})
+			d.Push(protocol.Message{Kind: protocol.KindThinking, Text: cb.Thinking})
 		}
 	case "redacted_thinking":
-		d.emit(protocol.Message{Kind: protocol.KindThinking, Redacted: cb.Data})
+		d.Push(protocol.Message{Kind: protocol.KindThinking, Redacted: cb.Data})
 	}
 }
 
@@ -210,15 +155,15 @@ func (d *Decoder) delta(w *wireEvent) {
 	switch w.Delta.Type {
 	case "text_delta":
 		if w.Delta.Text != "" {
-			d.emit(protocol.Message{Kind: protocol.KindText, Text: w.Delta.Text})
+			d.Push(protocol.Message{Kind: protocol.KindText, Text: w.Delta.Text})
 		}
 	case "thinking_delta":
 		if w.Delta.Thinking != "" {
-			d.emit(protocol.Message{Kind: protocol.KindThinking, Text: w.Delta.Thinking})
+			d.Push(protocol.Message{Kind: protocol.KindThinking, Text: w.Delta.Thinking})
 		}
 	case "signature_delta":
-		if int64(len(b.signature)+len(w.Delta.Signature)) > d.limits.MaxResponseBytes {
-			d.err = transport.TooLarge("a thinking signature", d.limits.MaxResponseBytes, "max_response_bytes")
+		if limit := d.Limits().MaxResponseBytes; int64(len(b.signature)+len(w.Delta.Signature)) > limit {
+			d.Fail(transport.TooLarge("a thinking signature", limit, "max_response_bytes"))
 			return
 		}
 		b.signature += w.Delta.Signature
@@ -226,9 +171,9 @@ func (d *Decoder) delta(w *wireEvent) {
 		if b.typ != "tool_use" {
 			break
 		}
-		if int64(len(b.input)+len(w.Delta.PartialJSON)) > d.limits.MaxToolInputBytes {
+		if limit := d.Limits().MaxToolInputBytes; int64(len(b.input)+len(w.Delta.PartialJSON)) > limit {
 			b.input = nil
-			d.err = transport.TooLarge("the input of tool call "+b.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+			d.Fail(transport.TooLarge("the input of tool call "+b.name, limit, "max_tool_input_bytes"))
 			return
 		}
 		b.input = append(b.input, w.Delta.PartialJSON...)
@@ -253,10 +198,10 @@ func (d *Decoder) blockStop(index int) {
 // finish emits what a closed block holds back until its end.
 func (d *Decoder) finish(b *block) {
 	if b.signature != "" {
-		d.emit(protocol.Message{Kind: protocol.KindThinking, Signature: b.signature})
+		d.Push(protocol.Message{Kind: protocol.KindThinking, Signature: b.signature})
 	}
 	if b.typ == "tool_use" {
-		d.emit(protocol.Message{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: b.name, ID: b.id, Input: b.toolInput()}})
+		d.Push(protocol.Message{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: b.name, ID: b.id, Input: b.toolInput()}})
 	}
 }
 
@@ -290,14 +235,14 @@ func (d *Decoder) messageStop() {
 	for _, i := range open {
 		b := d.blocks[i]
 		delete(d.blocks, i)
-		if b.typ == "tool_use" && d.reason == "max_tokens" {
+		if b.typ == "tool_use" && d.reason == protocol.StopMaxTokens {
 			continue // truncated input: see the Decoder comment
 		}
 		d.finish(b)
 	}
-	d.emit(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage})
-	d.emit(protocol.Message{Kind: protocol.KindStop, Reason: d.reason})
-	d.done = true
+	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage})
+	d.Push(protocol.Message{Kind: protocol.KindStop, Stop: d.reason})
+	d.Finish()
 }
 
 // replaceUsage overwrites the counts present in u: the API's counts are cumulative.
@@ -327,7 +272,7 @@ func (d *Decoder) streamError(e *wireError, requestID string) {
 	if msg == "" {
 		msg = "error event without details"
 	}
-	d.err = &transport.Error{Kind: kind, Message: msg}
+	d.Fail(&transport.Error{Kind: kind, Message: msg})
 }
 
 // PartialUsage returns the usage that arrived so far, also when the stream failed: a

@@ -103,7 +103,7 @@ func TestDecodeStopReasons(t *testing.T) {
 			want := []protocol.Message{
 				{Kind: protocol.KindText, Text: "hi"},
 				{Kind: protocol.KindUsage, Usage: protocol.Usage{Input: 3, Output: 2}},
-				{Kind: protocol.KindStop, Reason: tt.want},
+				{Kind: protocol.KindStop, Stop: protocol.StopReason(tt.want)},
 			}
 			assert.Equal(t, want, got)
 		})

@@ -117,12 +117,15 @@ func errorText(e wireError, requestID string) string {
 }
 
 // requestBody renders the JSON body of req. Prompt-cache breakpoints go on the system
-// block, the last tool and the last cacheable block of the last message: three of the
-// four the API allows.
+// block (not on the tail block after it), the last tool and the last cacheable block of
+// the last message: three of the four the API allows.
 func requestBody(req protocol.Request) ([]byte, error) {
 	w := wireRequest{Model: req.Model, MaxTokens: req.MaxTokens, Stream: true}
 	if req.System != "" {
 		w.System = []wireSystemBlock{{Type: "text", Text: req.System, CacheControl: ephemeral()}}
+	}
+	if req.SystemTail != "" { // after the breakpoint: it differs between sessions
+		w.System = append(w.System, wireSystemBlock{Type: "text", Text: req.SystemTail})
 	}
 	for _, t := range req.Tools {
 		schema := t.InputSchema

@@ -87,13 +87,14 @@ func TestRequestBody(t *testing.T) {
 
 func TestRequestBreakpoints(t *testing.T) {
 	d := anthropic.New(anthropic.Config{})
-	req := protocol.Request{Model: "m", MaxTokens: 10, System: "s",
+	req := protocol.Request{Model: "m", MaxTokens: 10, System: "s", SystemTail: "workspace: /w",
 		Tools:    []protocol.ToolSpec{{Name: "a", InputSchema: editSchema}, {Name: "b", InputSchema: editSchema}},
 		Messages: toolLoop}
 	hreq, err := d.NewRequest(context.Background(), req)
 	require.NoError(t, err)
 	var body struct {
 		System []struct {
+			Text         string
 			CacheControl *struct{ Type string } `json:"cache_control"`
 		} `json:"system"`
 		Tools []struct {
@@ -104,9 +105,11 @@ func TestRequestBreakpoints(t *testing.T) {
 		} `json:"messages"`
 	}
 	require.NoError(t, json.NewDecoder(hreq.Body).Decode(&body))
-	require.Len(t, body.System, 1)
+	require.Len(t, body.System, 2)
 	require.NotNil(t, body.System[0].CacheControl)
 	assert.Equal(t, "ephemeral", body.System[0].CacheControl.Type)
+	assert.Equal(t, "workspace: /w", body.System[1].Text)
+	assert.Nil(t, body.System[1].CacheControl, "the session's own tail comes after the breakpoint")
 	require.Len(t, body.Tools, 2)
 	assert.Nil(t, body.Tools[0].CacheControl)
 	assert.NotNil(t, body.Tools[1].CacheControl, "the last tool")

@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"slices"
 	"strconv"
@@ -23,23 +22,20 @@ import (
 // the model said it was done, and only a usage chunk can have been lost, so its usage
 // is the last one seen (zero when none was). A stream that ends with neither is
 // incomplete (ErrStream). Error chunks, in every shape servers use, end the stream
-// with a classified *transport.Error. It is not safe for concurrent use.
+// with a classified *transport.Error, and so does a tool input past its limit (Kind
+// protocol.ErrTooLarge, under the limits of SetLimits). It is not safe for concurrent use.
 type Decoder struct {
-	events *sse.Decoder
-	head   *wire.HeadReader // the body until the first data event
-
-	queue transport.Queue
-	err   error
-	done  bool
+	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch.
+	transport.EventDecoder
+	head *wire.HeadReader // the body until the first data event
 
 	sawData bool
 	finish  string // the first finish_reason seen
 	refused bool
 	usage   protocol.Usage
 
-	limits protocol.Limits
-	scan   jsonscan.Scanner // reads the chunks
-	chunk  chunk            // the chunk being applied, reused to spare allocations
+	scan  jsonscan.Scanner // reads the chunks
+	chunk chunk            // the chunk being applied, reused to spare allocations
 
 	calls   []*call // open calls, in arrival order
 	byIndex map[int]*call
@@ -60,56 +56,13 @@ type call struct {
 // NewDecoder returns a decoder reading the response body r.
 func NewDecoder(r io.Reader) *Decoder {
 	h := wire.NewHeadReader(r)
-	d := &Decoder{events: sse.NewDecoder(h), head: h, byIndex: map[int]*call{}, byID: map[string]*call{}}
-	d.SetLimits(protocol.Limits{})
+	d := &Decoder{head: h, byIndex: map[int]*call{}, byID: map[string]*call{}}
+	d.EventDecoder = transport.NewEventDecoder(h, d.event, d.end)
 	return d
 }
 
-// SetLimits bounds what the decoder holds (transport.Limited); call it before the
-// first Next. A tool input past its limit ends the stream with an error of Kind
-// protocol.ErrTooLarge, and so does an SSE line past transport.MaxLine.
-func (d *Decoder) SetLimits(l protocol.Limits) {
-	d.limits = l.WithDefaults()
-	d.events.SetMaxLine(transport.MaxLine(d.limits))
-}
-
-// Message returns the message read by the last successful Next.
-func (d *Decoder) Message() protocol.Message { return d.queue.Message() }
-
-// Err returns nil after a complete stream, otherwise why it is incomplete: a
-// *transport.Error for anything the server sent, or the body's read error.
-func (d *Decoder) Err() error { return d.err }
-
-// Next advances to the next message. It returns false at the end of the stream or on
-// an error.
-func (d *Decoder) Next() bool {
-	for !d.queue.Next() {
-		if !d.fill() {
-			return false
-		}
-	}
-	return true
-}
-
-// fill decodes until the queue has a message or the stream is over.
-func (d *Decoder) fill() bool {
-	if d.done || d.err != nil {
-		return false
-	}
-	d.step()
-	return true
-}
-
-// step reads one SSE event and queues what it produces.
-func (d *Decoder) step() {
-	if !d.events.Next() {
-		d.end()
-		return
-	}
-	ev := d.events.Borrow() // data valid until the next event: nothing below keeps it
-	if ev.Comment {
-		return // keep-alive (": OPENROUTER PROCESSING", ": keep-alive")
-	}
+// event applies one SSE event, whose data is borrowed: nothing below keeps it.
+func (d *Decoder) event(ev sse.Event) {
 	data := bytes.TrimSpace(ev.Data)
 	if len(data) == 0 {
 		return
@@ -123,18 +76,18 @@ func (d *Decoder) step() {
 		return
 	}
 	if ev.Type == "error" {
-		d.err = transportError(eventError(data))
+		d.Fail(eventError(data).TransportError("error event"))
 		return
 	}
 	c := &d.chunk
 	if err := parseChunk(&d.scan, data, c); err != nil {
-		d.err = &transport.Error{Kind: protocol.ErrStream,
-			Message: "decode chunk: " + wire.JSONProblem(err, "a chunk") + ": " + wire.Clip(data)}
+		d.Fail(&transport.Error{Kind: protocol.ErrStream,
+			Message: "decode chunk: " + wire.JSONProblem(err, "a chunk") + ": " + wire.Clip(data)})
 		return
 	}
 	if c.isError() {
 		e, _ := wire.ParseErrorOrDetail(data) // an error chunk always has a shape it reads
-		d.err = transportError(e)
+		d.Fail(e.TransportError("error chunk"))
 		return
 	}
 	if c.Usage != nil {
@@ -168,16 +121,16 @@ func (d *Decoder) apply(ch *choice) {
 	dl := ch.Delta
 	switch {
 	case dl.ReasoningContent != "":
-		d.queue.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.ReasoningContent})
+		d.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.ReasoningContent})
 	case dl.Reasoning != "":
-		d.queue.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.Reasoning})
+		d.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.Reasoning})
 	}
 	if dl.Content != "" {
-		d.queue.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Content})
+		d.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Content})
 	}
 	if dl.Refusal != "" {
 		d.refused = true
-		d.queue.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Refusal})
+		d.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Refusal})
 	}
 	for _, tc := range dl.ToolCalls {
 		d.addCall(tc.Index, tc.ID, tc.Function)
@@ -188,7 +141,7 @@ func (d *Decoder) apply(ch *choice) {
 	switch ch.FinishReason {
 	case "":
 	case "error":
-		d.err = &transport.Error{Kind: protocol.ErrServer, Message: "stream ended with finish_reason error"}
+		d.Fail(&transport.Error{Kind: protocol.ErrServer, Message: "stream ended with finish_reason error"})
 	default:
 		if d.finish == "" {
 			d.finish = ch.FinishReason
@@ -212,9 +165,9 @@ func (d *Decoder) addCall(index *int, id string, fn functionDelta) {
 	}
 	c.args = appendArguments(&d.scan, c.args, fn.Arguments)
 	d.last = c
-	if int64(len(c.args)) > d.limits.MaxToolInputBytes {
+	if limit := d.Limits().MaxToolInputBytes; int64(len(c.args)) > limit {
 		c.args = nil
-		d.err = transport.TooLarge("the input of tool call "+c.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+		d.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
 	}
 }
 
@@ -281,7 +234,7 @@ func (d *Decoder) flushCalls() {
 		if input == "" {
 			input = "{}"
 		}
-		d.queue.Push(protocol.Message{Kind: protocol.KindToolCall,
+		d.Push(protocol.Message{Kind: protocol.KindToolCall,
 			Call: protocol.ToolCall{Name: c.name, ID: id, Input: input}})
 		d.emitted++
 	}
@@ -295,21 +248,13 @@ func (d *Decoder) flushCalls() {
 // complete ends a finished stream: pending tool calls, usage, stop.
 func (d *Decoder) complete() {
 	d.flushCalls()
-	d.queue.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage},
-		protocol.Message{Kind: protocol.KindStop, Reason: d.stopReason()})
-	d.done = true
+	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage},
+		protocol.Message{Kind: protocol.KindStop, Stop: d.stopReason()})
+	d.Finish()
 }
 
-// end handles the end of the body without [DONE].
+// end handles the clean end of the body without [DONE].
 func (d *Decoder) end() {
-	if err := d.events.Err(); err != nil {
-		if errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLong) {
-			d.err = &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: read chunk: " + err.Error()}
-			return
-		}
-		d.err = err
-		return
-	}
 	if d.finish != "" {
 		d.complete()
 		return
@@ -317,36 +262,36 @@ func (d *Decoder) end() {
 	msg := "stream ended without [DONE]"
 	if !d.sawData {
 		if e, ok := wire.ParseErrorOrDetail(d.head.Head()); ok {
-			d.err = transportError(e)
+			d.Fail(e.TransportError("error body"))
 			return
 		}
 		if len(bytes.TrimSpace(d.head.Head())) > 0 {
 			msg += "; body: " + wire.Clip(d.head.Head())
 		}
 	}
-	d.err = &transport.Error{Kind: protocol.ErrStream, Message: msg}
+	d.Fail(&transport.Error{Kind: protocol.ErrStream, Message: msg})
 }
 
 // stopReason maps the finish_reason to the internal stop reason. Tool use is derived
 // from the calls actually made, since several servers say "stop" for tool calls.
-func (d *Decoder) stopReason() string {
+func (d *Decoder) stopReason() protocol.StopReason {
 	switch d.finish {
 	case "length":
-		return "max_tokens"
+		return protocol.StopMaxTokens
 	case "content_filter":
-		return "refusal"
+		return protocol.StopRefusal
 	}
 	if d.emitted > 0 {
-		return "tool_use"
+		return protocol.StopToolUse
 	}
 	switch d.finish {
 	case "", "stop", "eos", "end_turn", "stop_sequence", "tool_calls", "function_call":
 		if d.refused {
-			return "refusal"
+			return protocol.StopRefusal
 		}
-		return "end_turn"
+		return protocol.StopEndTurn
 	}
-	return d.finish
+	return protocol.StopReason(d.finish)
 }
 
 // normalizeUsage converts Chat usage to the internal form, where input excludes cached

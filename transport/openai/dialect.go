@@ -87,7 +87,7 @@ func (d *Dialect) NewRequest(ctx context.Context, req protocol.Request) (*http.R
 
 // body encodes the chat request for req.
 func (d *Dialect) body(req protocol.Request) ([]byte, error) {
-	msgs, err := convertMessages(req.System, req.Messages, d.cfg.EchoReasoning)
+	msgs, err := convertMessages(req.SystemPrompt(), req.Messages, d.cfg.EchoReasoning)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 package openai
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/agentrun/agentrun/transport/openai/wire"
+)
 
 // chatRequest is the body of POST /chat/completions.
 type chatRequest struct {
@@ -62,6 +66,9 @@ type chunk struct {
 	Usage   *usage          `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 }
+
+// isError reports whether a chunk is an error payload rather than output.
+func (c *chunk) isError() bool { return wire.Truthy(c.Error) || c.Object == "error" }
 
 type choice struct {
 	Index        int    `json:"index"`

@@ -2,7 +2,6 @@ package responses
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"slices"
 	"strconv"
@@ -19,17 +18,14 @@ import (
 // once when its output item is done (or at response.completed, in output order), then
 // usage and one stop at response.completed or response.incomplete. response.failed and
 // error events end the stream with a classified *transport.Error, and so does a body
-// that ends without a terminal event. Unknown events are ignored. It is not safe for
-// concurrent use.
+// that ends without a terminal event, and function call arguments past the tool input
+// limit of SetLimits (Kind protocol.ErrTooLarge). Unknown events are ignored. It is not
+// safe for concurrent use.
 type Decoder struct {
-	events *sse.Decoder
-	head   *wire.HeadReader // the body until the first event
+	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch.
+	transport.EventDecoder
+	head *wire.HeadReader // the body until the first event
 
-	queue transport.Queue
-	err   error
-	done  bool
-
-	limits   protocol.Limits
 	scan     jsonscan.Scanner // reads the events
 	ev       event            // the event being applied, reused to spare an allocation
 	spare    spare            // what the events are read into besides ev
@@ -54,65 +50,24 @@ type fnCall struct {
 // NewDecoder returns a decoder reading the response body r.
 func NewDecoder(r io.Reader) *Decoder {
 	h := wire.NewHeadReader(r)
-	d := &Decoder{events: sse.NewDecoder(h), head: h, byItem: map[string]*fnCall{}, byOutput: map[int]*fnCall{}}
-	d.SetLimits(protocol.Limits{})
+	d := &Decoder{head: h, byItem: map[string]*fnCall{}, byOutput: map[int]*fnCall{}}
+	d.EventDecoder = transport.NewEventDecoder(h, d.event, d.end)
 	return d
-}
-
-// SetLimits bounds what the decoder holds (transport.Limited); call it before the
-// first Next. A function call's arguments past the tool input limit end the stream
-// with an error of Kind protocol.ErrTooLarge, and so does an SSE line past
-// transport.MaxLine.
-func (d *Decoder) SetLimits(l protocol.Limits) {
-	d.limits = l.WithDefaults()
-	d.events.SetMaxLine(transport.MaxLine(d.limits))
 }
 
 // checkArgs fails the stream when c's arguments passed the tool input limit, and
 // drops them.
 func (d *Decoder) checkArgs(c *fnCall) {
-	if int64(len(c.args)) > d.limits.MaxToolInputBytes {
+	if limit := d.Limits().MaxToolInputBytes; int64(len(c.args)) > limit {
 		c.args = nil
-		d.err = transport.TooLarge("the input of tool call "+c.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+		d.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
 	}
 }
 
-// Message returns the message read by the last successful Next.
-func (d *Decoder) Message() protocol.Message { return d.queue.Message() }
-
-// Err returns nil after a complete stream, otherwise why it is incomplete: a
-// *transport.Error for anything the server sent, or the body's read error.
-func (d *Decoder) Err() error { return d.err }
-
-// Next advances to the next message. It returns false at the end of the stream or on
-// an error.
-func (d *Decoder) Next() bool {
-	for !d.queue.Next() {
-		if !d.fill() {
-			return false
-		}
-	}
-	return true
-}
-
-// fill decodes until the queue has a message or the stream is over.
-func (d *Decoder) fill() bool {
-	if d.done || d.err != nil {
-		return false
-	}
-	d.step()
-	return true
-}
-
-// step reads one SSE event and queues what it produces.
-func (d *Decoder) step() {
-	if !d.events.Next() {
-		d.end()
-		return
-	}
-	ev := d.events.Borrow() // data valid until the next event: nothing below keeps it
+// event applies one SSE event, whose data is borrowed: nothing below keeps it.
+func (d *Decoder) event(ev sse.Event) {
 	data := bytes.TrimSpace(ev.Data)
-	if ev.Comment || len(data) == 0 || bytes.Equal(data, []byte("[DONE]")) {
+	if len(data) == 0 || bytes.Equal(data, []byte("[DONE]")) {
 		return
 	}
 	if !d.sawEvent {
@@ -122,15 +77,15 @@ func (d *Decoder) step() {
 	e := &d.ev
 	*e = event{}
 	if err := parseEvent(&d.scan, data, e, &d.spare); err != nil {
-		d.err = &transport.Error{Kind: protocol.ErrStream,
-			Message: "decode event: " + wire.JSONProblem(err, "an event") + ": " + wire.Clip(data)}
+		d.Fail(&transport.Error{Kind: protocol.ErrStream,
+			Message: "decode event: " + wire.JSONProblem(err, "an event") + ": " + wire.Clip(data)})
 		return
 	}
 	d.spare.itemID = e.ItemID
 	typ := e.Type
 	if typ == "" {
 		if e, ok := wire.ParseError(data); ok {
-			d.err = transportError(e, "error")
+			d.Fail(e.TransportError("error body"))
 			return
 		}
 		typ = ev.Type
@@ -176,9 +131,9 @@ func (d *Decoder) apply(typ string, e *event) {
 		}
 	case "response.function_call_arguments.delta":
 		c := d.callFor(e.OutputIndex, e.ItemID)
-		if int64(len(c.args)+len(e.Delta)) > d.limits.MaxToolInputBytes {
+		if limit := d.Limits().MaxToolInputBytes; int64(len(c.args)+len(e.Delta)) > limit {
 			c.args = c.args[:0:0]
-			d.err = transport.TooLarge("the input of tool call "+c.name, d.limits.MaxToolInputBytes, "max_tool_input_bytes")
+			d.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
 			return
 		}
 		c.args = append(c.args, e.Delta...)
@@ -195,55 +150,49 @@ func (d *Decoder) apply(typ string, e *event) {
 		if e.Item != nil && e.Item.Type == "function_call" {
 			c := d.callFor(e.OutputIndex, e.Item.ID)
 			c.update(e.Item)
-			if d.checkArgs(c); d.err != nil {
+			if d.checkArgs(c); d.Err() != nil {
 				return
 			}
 			d.emitCall(c)
 		}
 	case "response.completed":
 		d.flushCalls()
-		reason := "end_turn"
+		reason := protocol.StopEndTurn
 		switch {
 		case e.Response.atLimit():
 			// Some servers (Ollama) report completed when the answer stopped at
 			// max_output_tokens: the answer is truncated, whatever the status says.
-			reason = "max_tokens"
+			reason = protocol.StopMaxTokens
 		case d.emitted > 0:
-			reason = "tool_use"
+			reason = protocol.StopToolUse
 		case d.refused:
-			reason = "refusal"
+			reason = protocol.StopRefusal
 		}
 		d.finish(e, reason)
 	case "response.incomplete":
-		reason := "incomplete"
-		if e.Response != nil && e.Response.IncompleteDetails != nil && e.Response.IncompleteDetails.Reason != "" {
-			reason = e.Response.IncompleteDetails.Reason
+		var why string
+		if e.Response != nil && e.Response.IncompleteDetails != nil {
+			why = e.Response.IncompleteDetails.Reason
 		}
-		switch reason {
-		case "max_output_tokens":
-			reason = "max_tokens"
-		case "content_filter":
-			reason = "refusal"
-		}
-		d.finish(e, reason)
+		d.finish(e, incompleteReason(why))
 	case "response.failed":
 		var ae wire.APIError
 		if e.Response != nil && e.Response.Error != nil {
 			ae = e.Response.Error.APIError()
 		}
-		d.err = transportError(ae, "response failed")
+		d.Fail(ae.TransportError("response failed"))
 	case "error":
 		o := e.ErrorObject
 		if e.Error != nil {
 			o = *e.Error
 		}
-		d.err = transportError(o.APIError(), "error event")
+		d.Fail(o.APIError().TransportError("error event"))
 	}
 }
 
 func (d *Decoder) emit(kind protocol.Kind, text string) {
 	if text != "" {
-		d.queue.Push(protocol.Message{Kind: kind, Text: text})
+		d.Push(protocol.Message{Kind: kind, Text: text})
 	}
 }
 
@@ -312,7 +261,7 @@ func (d *Decoder) emitCall(c *fnCall) {
 	if input == "" {
 		input = "{}"
 	}
-	d.queue.Push(protocol.Message{Kind: protocol.KindToolCall,
+	d.Push(protocol.Message{Kind: protocol.KindToolCall,
 		Call: protocol.ToolCall{Name: c.name, ID: id, Input: input}})
 	d.emitted++
 }
@@ -327,37 +276,29 @@ func (d *Decoder) flushCalls() {
 }
 
 // finish queues usage and the stop, and ends the stream.
-func (d *Decoder) finish(e *event, reason string) {
+func (d *Decoder) finish(e *event, reason protocol.StopReason) {
 	var u protocol.Usage
 	if e.Response != nil && e.Response.Usage != nil {
 		u = normalizeUsage(*e.Response.Usage)
 	}
-	d.queue.Push(protocol.Message{Kind: protocol.KindUsage, Usage: u},
-		protocol.Message{Kind: protocol.KindStop, Reason: reason})
-	d.done = true
+	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: u},
+		protocol.Message{Kind: protocol.KindStop, Stop: reason})
+	d.Finish()
 }
 
-// end handles the end of the body before a terminal event.
+// end handles the clean end of the body before a terminal event.
 func (d *Decoder) end() {
-	if err := d.events.Err(); err != nil {
-		if errors.Is(err, sse.ErrLineTooLong) || errors.Is(err, sse.ErrEventTooLong) {
-			d.err = &transport.Error{Kind: protocol.ErrTooLarge, ShouldRetry: -1, Message: "response too large: read event: " + err.Error()}
-			return
-		}
-		d.err = err
-		return
-	}
 	msg := "stream ended without response.completed"
 	if !d.sawEvent {
 		if e, ok := wire.ParseError(d.head.Head()); ok {
-			d.err = transportError(e, "error")
+			d.Fail(e.TransportError("error body"))
 			return
 		}
 		if len(bytes.TrimSpace(d.head.Head())) > 0 {
 			msg += "; body: " + wire.Clip(d.head.Head())
 		}
 	}
-	d.err = &transport.Error{Kind: protocol.ErrStream, Message: msg}
+	d.Fail(&transport.Error{Kind: protocol.ErrStream, Message: msg})
 }
 
 // normalizeUsage converts Responses usage to the internal form, where input excludes
@@ -373,4 +314,18 @@ func normalizeUsage(u usage) protocol.Usage {
 		Output:    max(u.OutputTokens, 0),
 		CacheRead: cached,
 	}
+}
+
+// incompleteReason maps the reason of a response.incomplete onto a stop reason; a
+// reason it does not know is carried as it came, and a missing one is "incomplete".
+func incompleteReason(why string) protocol.StopReason {
+	switch why {
+	case "max_output_tokens":
+		return protocol.StopMaxTokens
+	case "content_filter":
+		return protocol.StopRefusal
+	case "":
+		return "incomplete"
+	}
+	return protocol.StopReason(why)
 }

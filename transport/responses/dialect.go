@@ -53,7 +53,7 @@ func (d *Dialect) NewRequest(ctx context.Context, req protocol.Request) (*http.R
 	}
 	r := request{
 		Model:           req.Model,
-		Instructions:    req.System,
+		Instructions:    req.SystemPrompt(),
 		Input:           input,
 		Tools:           convertTools(req.Tools),
 		MaxOutputTokens: req.MaxTokens,

@@ -160,7 +160,7 @@ func (a *anthropicStream) unit(u unit) {
 func (a *anthropicStream) end() {
 	a.closeOpen()
 	md := antMessageDelta{Type: "message_delta", Usage: a.usage(a.r.usage.Output)}
-	md.Delta.StopReason = a.r.stop
+	md.Delta.StopReason = string(a.r.stop)
 	a.send("message_delta", md, false)
 	a.sw.send("message_stop", []byte(`{"type":"message_stop"}`), false)
 }

@@ -3,7 +3,6 @@ package scripted
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"slices"
 	"sync"
 	"time"
 
@@ -79,6 +78,12 @@ type cacheMarks struct {
 	} `json:"messages"`
 }
 
+// systemBlock is one block of the system prompt, with its breakpoint if it has one.
+type systemBlock struct {
+	Text         string          `json:"text"`
+	CacheControl json.RawMessage `json:"cache_control"`
+}
+
 type cacheMarked struct {
 	CacheControl json.RawMessage `json:"cache_control"`
 }
@@ -118,12 +123,23 @@ func (m *Model) prefixes(body []byte, req protocol.Request) (read, written []cac
 			mark()
 		}
 	}
-	if !extend("system\x00"+req.System, len(req.System)) {
-		return nil, nil
+	// The system prompt is a string (one block, never marked) or blocks, each of which
+	// may close a prefix: a session's own tail after the breakpoint is not part of it.
+	var system []systemBlock
+	if json.Unmarshal(marks.System, &system) != nil {
+		system = []systemBlock{{Text: req.System}}
 	}
-	var system []cacheMarked
-	if json.Unmarshal(marks.System, &system) == nil && slices.ContainsFunc(system, func(b cacheMarked) bool { return marked(b.CacheControl) }) {
-		mark()
+	for i, b := range system {
+		n := len(b.Text)
+		if i > 0 {
+			n++ // the line break req.System joins the blocks with
+		}
+		if !extend("system\x00"+b.Text, n) {
+			return nil, nil
+		}
+		if marked(b.CacheControl) {
+			mark()
+		}
 	}
 	// Walk the message blocks in order, keeping the lookback boundaries before each.
 	var recent []cachePrefix

@@ -70,6 +70,20 @@ func TestPromptCacheAccounting(t *testing.T) {
 		"a later turn reads the earlier turn's prefix, found by the look-back from its breakpoint")
 }
 
+// TestPromptCacheTail plays two sessions of one job in workspaces of their own: the
+// system prompt's tail after the breakpoint names the workspace, so it differs, and
+// the second session still reads the shared prefix before it.
+func TestPromptCacheTail(t *testing.T) {
+	system := strings.Repeat("You are a careful agent. ", 240)
+	send := cached(t, scripted.Options{PromptCache: scripted.PromptCache{TTL: 5 * time.Minute}})
+	one := protocol.Request{Model: "m", System: system, SystemTail: "workspace: /out/a", Messages: []protocol.Turn{user("go")}}
+	two := protocol.Request{Model: "m", System: system, SystemTail: "workspace: /out/bb", Messages: []protocol.Turn{user("go")}}
+
+	assert.Equal(t, protocol.Usage{CacheCreation: tokens(system, "\n", one.SystemTail, "go")}, send(one))
+	assert.Equal(t, protocol.Usage{CacheRead: tokens(system), CacheCreation: tokens(system, "\n", two.SystemTail, "go") - tokens(system)}, send(two),
+		"the prefix up to the system breakpoint is read; the tail and the message are written")
+}
+
 func TestPromptCacheExpiresAndMinimum(t *testing.T) {
 	clk := &clock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	system := strings.Repeat("x", 8000) // 2,000 tokens

@@ -2,6 +2,8 @@ package scripted
 
 import (
 	"encoding/json"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // chatStream renders a response as an OpenAI Chat Completions stream (wire-formats
@@ -60,14 +62,15 @@ type chatUsage struct {
 }
 
 // chatFinish maps a stop reason to a finish_reason.
-func chatFinish(stop string) string {
+func chatFinish(stop protocol.StopReason) string {
 	switch stop {
-	case "tool_use":
+	case protocol.StopToolUse:
 		return "tool_calls"
-	case "max_tokens", "model_context_window_exceeded":
+	case protocol.StopMaxTokens, protocol.StopContextWindow:
 		return "length"
-	case "refusal":
+	case protocol.StopRefusal:
 		return "content_filter"
+	case protocol.StopEndTurn, protocol.StopSequence, protocol.StopPauseTurn:
 	}
 	return "stop"
 }

@@ -70,7 +70,7 @@ func compactStep(req protocol.Request) Step {
 		"\nTool evidence: " + evidence +
 		"\nReflections: summary written by agentrun's scripted model from " +
 		strconv.Itoa(len(req.Messages)) + " messages."
-	return Step{Text: text, Stop: "end_turn"}
+	return Step{Text: text, Stop: protocol.StopEndTurn}
 }
 
 func orNone(s string) string {

@@ -47,7 +47,7 @@ func demoStep(req protocol.Request, step int) Step {
 			did = append(did, "read it back")
 		}
 	}
-	plan = append(plan, Step{Text: demoSummary(task, did, fileNames(req.Messages)), Stop: "end_turn"})
+	plan = append(plan, Step{Text: demoSummary(task, did, fileNames(req.Messages)), Stop: protocol.StopEndTurn})
 	st := plan[min(step, len(plan)-1)]
 	if step == 0 {
 		st.Thinking = "The task is: " + task + "\nI am agentrun's demo policy, so I will look around, " +
@@ -57,7 +57,7 @@ func demoStep(req protocol.Request, step int) Step {
 }
 
 func callStep(name, input string) Step {
-	return Step{ToolCalls: []ToolCall{{Name: name, Input: input}}, Stop: "tool_use"}
+	return Step{ToolCalls: []ToolCall{{Name: name, Input: input}}, Stop: protocol.StopToolUse}
 }
 
 func demoContent(task string) string {

@@ -256,8 +256,8 @@ func TestEquivalenceRetries(t *testing.T) {
 	tests := []struct {
 		name      string
 		fault     string
-		wantRetry []string // the kinds of the retries
-		wantErr   string   // the kind of the final error, "" for a success
+		wantRetry []string           // the kinds of the retries
+		wantErr   protocol.ErrorKind // the kind of the final error, "" for a success
 	}{
 		{name: "429 with retry-after", fault: "{status: 429, retry_after: 0.02}", wantRetry: []string{"http_429"}},
 		{name: "429 with retry-after-ms", fault: "{status: 429, retry_after_ms: 30, times: 2}", wantRetry: []string{"http_429", "http_429"}},

@@ -2,7 +2,6 @@ package scripted_test
 
 import (
 	"bytes"
-	"github.com/agentrun/agentrun/fuzzguard"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun/fuzzguard"
 
 	"github.com/stretchr/testify/require"
 

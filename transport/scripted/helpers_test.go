@@ -106,11 +106,11 @@ func usage(in, out int64) protocol.Message {
 	return protocol.Message{Kind: protocol.KindUsage, Usage: protocol.Usage{Input: in, Output: out}}
 }
 
-func stop(reason string) protocol.Message {
-	return protocol.Message{Kind: protocol.KindStop, Reason: reason}
+func stop(reason protocol.StopReason) protocol.Message {
+	return protocol.Message{Kind: protocol.KindStop, Stop: reason}
 }
 
-func fail(kind string) protocol.Message {
+func fail(kind protocol.ErrorKind) protocol.Message {
 	return protocol.Message{Kind: protocol.KindError, Err: protocol.Error{Kind: kind}}
 }
 

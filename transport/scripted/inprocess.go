@@ -23,7 +23,7 @@ type AttemptError struct {
 	body   []byte
 }
 
-func (e *AttemptError) Error() string { return e.Err.Kind + ": " + e.Err.Message }
+func (e *AttemptError) Error() string { return string(e.Err.Kind) + ": " + e.Err.Message }
 
 // Protocol returns the failure as the HTTP transport classifies it.
 func (e *AttemptError) Protocol() protocol.Error { return e.Err }
@@ -86,7 +86,7 @@ func (m *Model) Attempt(ctx context.Context, req protocol.Request, yield func(pr
 	if !yield(protocol.Message{Kind: protocol.KindUsage, Usage: r.usage}) {
 		return nil
 	}
-	yield(protocol.Message{Kind: protocol.KindStop, Reason: r.stop})
+	yield(protocol.Message{Kind: protocol.KindStop, Stop: r.stop})
 	return nil
 }
 

@@ -3,10 +3,12 @@ package scripted
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentrun/agentrun/protocol"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -99,9 +101,11 @@ func (p *parser) step(n *yaml.Node, path string) (Step, error) {
 		case "text":
 			st.Text, err = p.str(v, field)
 		case "stop":
-			st.Stop, err = p.str(v, field)
-			if err == nil && !stopReasons[st.Stop] {
-				err = p.errf(v, field, "unknown stop reason %q", st.Stop)
+			var word string
+			word, err = p.str(v, field)
+			st.Stop = protocol.StopReason(word)
+			if err == nil && !slices.Contains(protocol.StopReasons(), st.Stop) {
+				err = p.errf(v, field, "unknown stop reason %q", word)
 			}
 		case "tool_calls":
 			st.ToolCalls, err = p.toolCalls(v, field)
@@ -119,12 +123,12 @@ func (p *parser) step(n *yaml.Node, path string) (Step, error) {
 	}
 	switch {
 	case st.Stop == "" && len(st.ToolCalls) > 0:
-		st.Stop = "tool_use"
+		st.Stop = protocol.StopToolUse
 	case st.Stop == "":
-		st.Stop = "end_turn"
-	case st.Stop == "tool_use" && len(st.ToolCalls) == 0:
+		st.Stop = protocol.StopEndTurn
+	case st.Stop == protocol.StopToolUse && len(st.ToolCalls) == 0:
 		return Step{}, p.errf(n, path+".stop", "tool_use needs tool_calls")
-	case st.Stop != "tool_use" && len(st.ToolCalls) > 0:
+	case st.Stop != protocol.StopToolUse && len(st.ToolCalls) > 0:
 		// The Chat and Responses formats derive the stop from the calls, so any other
 		// reason could not be served the same way in every format.
 		return Step{}, p.errf(n, path+".stop", "%s with tool_calls: a step with tool calls stops with tool_use", st.Stop)

@@ -20,7 +20,7 @@ type response struct {
 	signature string
 	text      string
 	calls     []protocol.ToolCall
-	stop      string
+	stop      protocol.StopReason
 	usage     protocol.Usage
 	// fault is the failure of this attempt, nil when it succeeds.
 	fault *Fault
@@ -30,9 +30,9 @@ type response struct {
 func (m *Model) finish(req protocol.Request, step int, st Step, fault *Fault) *response {
 	r := &response{step: step, thinking: st.Thinking, text: st.Text, stop: st.Stop, fault: fault}
 	if r.stop == "" {
-		r.stop = "end_turn"
+		r.stop = protocol.StopEndTurn
 		if len(st.ToolCalls) > 0 {
-			r.stop = "tool_use"
+			r.stop = protocol.StopToolUse
 		}
 	}
 	if r.thinking != "" {

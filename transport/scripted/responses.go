@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // responsesStream renders a response as an OpenAI Responses stream (wire-formats C):
@@ -201,16 +203,17 @@ func (s *responsesStream) end() {
 	s.closeOpen()
 	typ, resp := "response.completed", s.response("completed")
 	switch s.r.stop {
-	case "max_tokens", "model_context_window_exceeded":
+	case protocol.StopMaxTokens, protocol.StopContextWindow:
 		typ, resp = "response.incomplete", s.response("incomplete")
 		resp.IncompleteDetails = &struct {
 			Reason string `json:"reason"`
 		}{Reason: "max_output_tokens"}
-	case "refusal":
+	case protocol.StopRefusal:
 		typ, resp = "response.incomplete", s.response("incomplete")
 		resp.IncompleteDetails = &struct {
 			Reason string `json:"reason"`
 		}{Reason: "content_filter"}
+	case protocol.StopEndTurn, protocol.StopToolUse, protocol.StopSequence, protocol.StopPauseTurn:
 	}
 	u := s.r.usage
 	ru := &respUsage{InputTokens: u.Input + u.CacheRead + u.CacheCreation, OutputTokens: u.Output}

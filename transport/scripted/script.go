@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentrun/agentrun/protocol"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -45,9 +46,9 @@ type Step struct {
 	// ToolCalls come last, in order. The call at index i of step s gets the id
 	// "tc_<s>_<i>" (in a sub-agent "<parent>.<s>_<i>").
 	ToolCalls []ToolCall
-	// Stop is the stop reason: "tool_use" when ToolCalls is not empty, else "end_turn"
+	// Stop is the stop reason: tool_use when ToolCalls is not empty, else end_turn
 	// unless the script says otherwise.
-	Stop string
+	Stop protocol.StopReason
 	// Usage overrides the estimated token counts; nil means all estimated.
 	Usage *Usage
 	// Fault, when set, makes the first Fault.Times attempts of this step fail.
@@ -137,12 +138,6 @@ type Fault struct {
 	ErrorType string
 	// Message is the panic value of FaultPanic.
 	Message string
-}
-
-// The stop reasons a step may name (the Anthropic values).
-var stopReasons = map[string]bool{
-	"end_turn": true, "tool_use": true, "max_tokens": true, "stop_sequence": true,
-	"refusal": true, "pause_turn": true, "model_context_window_exceeded": true,
 }
 
 // ScriptError is a problem in a script, with its position.

@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentrun/agentrun/fuzzguard"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun/fuzzguard"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -339,7 +339,7 @@ func TestStreamConcurrentSessions(t *testing.T) {
 					return
 				}
 				texts[i] += textOf(got) + "|"
-				if last(got).Reason != "end_turn" || len(req.Messages) > 12 {
+				if last(got).Stop != protocol.StopEndTurn || len(req.Messages) > 12 {
 					return
 				}
 				req.Messages = append(req.Messages, assistantTurn(got), user("next"))

@@ -231,8 +231,9 @@ func TestArgumentsAndParameters(t *testing.T) {
 	assert.Equal(t, `{"type":"object"}`, string(wire.Parameters(json.RawMessage(`{"type":"object"}`))))
 }
 
-// FuzzParseError checks that the error parsers never panic, give valid UTF-8, and that
-// ParseErrorOrDetail reads everything ParseError reads, the same way.
+// FuzzParseError checks that the error parsers never panic, give valid UTF-8, that
+// ParseErrorOrDetail reads everything ParseError reads, the same way, and that what
+// they read classifies into a kind with a message.
 func FuzzParseError(f *testing.F) {
 	for _, s := range []string{`{"error":{"message":"m","type":"t","code":429}}`, `{"error":"x"}`,
 		`{"object":"error","message":"m","code":"503"}`, `{"detail":"d"}`, `{"detail":{"a":"\xff"}}`} {
@@ -255,6 +256,9 @@ func FuzzParseError(f *testing.F) {
 			}
 			if d.Status != 0 && (d.Status < 400 || d.Status > 599) {
 				t.Fatalf("status %d is not an error status", d.Status)
+			}
+			if te := d.TransportError("error body"); te.Kind == "" || te.Message == "" || te.Kind != d.Kind() {
+				t.Fatalf("%+v classified as %+v", d, te)
 			}
 		})
 	})

@@ -1,6 +1,10 @@
-package main
+// Package providers maps each session's provider settings (flags over environment over
+// spec over defaults) to the model client it talks to, pooling one HTTP connection pool
+// and one rate-limit limiter per endpoint across the sessions of a process.
+package providers
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -33,9 +37,9 @@ var defaultModels = map[string]string{
 	"scripted":  "scripted",
 }
 
-// overrides are provider settings from flags, which win over everything.
-type overrides struct {
-	provider, model, baseURL string
+// Overrides are provider settings from flags, which win over everything.
+type Overrides struct {
+	Provider, Model, BaseURL string
 }
 
 // providerChoice is a resolved provider for one session.
@@ -46,16 +50,16 @@ type providerChoice struct {
 	fallback bool
 }
 
-// providers builds each session's provider. Sessions that talk to the same endpoint
+// Pool builds each session's provider. Sessions that talk to the same endpoint
 // share one HTTP connection pool and one rate-limit backpressure limiter.
-type providers struct {
-	cfg   envConfig
-	flags overrides
+type Pool struct {
+	cfg   Config
+	flags Overrides
 	log   *zap.Logger
 
-	// wrap, when set, wraps the HTTP transport of every endpoint (the trace context
+	// Wrap, when set before the first session, wraps the HTTP transport of every endpoint (the trace context
 	// sent with model requests).
-	wrap func(http.RoundTripper) http.RoundTripper
+	Wrap func(http.RoundTripper) http.RoundTripper
 
 	mu        sync.Mutex
 	endpoints map[string]*endpoint
@@ -68,17 +72,19 @@ type endpoint struct {
 	limiter *transport.Limiter
 }
 
-func newProviders(cfg envConfig, flags overrides, log *zap.Logger) *providers {
-	return &providers{cfg: cfg, flags: flags, log: log, endpoints: map[string]*endpoint{}, models: map[string]*scripted.Model{}}
+// New returns the pool of the environment's settings and the flags'; log hears once
+// that the scripted model stands in for a real one.
+func New(cfg Config, flags Overrides, log *zap.Logger) *Pool {
+	return &Pool{cfg: cfg, flags: flags, log: log, endpoints: map[string]*endpoint{}, models: map[string]*scripted.Model{}}
 }
 
-var _ runner.Providers = (*providers)(nil)
+var _ runner.Providers = (*Pool)(nil)
 
 // resolve applies the precedence flags > environment > job spec > defaults.
-func (p *providers) resolve(specProvider, specModel, specBaseURL, script string) (providerChoice, error) {
+func (p *Pool) resolve(specProvider, specModel, specBaseURL, script string) (providerChoice, error) {
 	c := providerChoice{script: script}
-	c.name = first(p.flags.provider, p.cfg.Provider, specProvider)
-	model := first(p.flags.model, p.cfg.Model, specModel)
+	c.name = cmp.Or(p.flags.Provider, p.cfg.Provider, specProvider)
+	model := cmp.Or(p.flags.Model, p.cfg.Model, specModel)
 	anthropicSet := p.cfg.AnthropicKey != "" || p.cfg.AnthropicBase != ""
 	openaiSet := p.cfg.OpenAIKey != "" || p.cfg.OpenAIBase != ""
 	if c.name == "" {
@@ -103,7 +109,7 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 			c.name = "anthropic"
 		case openaiSet:
 			c.name = "openai"
-		case p.cfg.inCI() && model != "" && model != "scripted":
+		case p.cfg.CI && model != "" && model != "scripted":
 			// In CI a green run of the scripted model would pass for the real one.
 			return c, usagef("model %s needs an API key, and none is set: set %s (in CI, where $CI or $GITHUB_ACTIONS is set, "+
 				"agentrun does not stand its scripted model in for a real one; write provider: scripted, or pass --provider scripted, to mean it)",
@@ -116,16 +122,16 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 	if _, ok := defaultModels[c.name]; !ok {
 		return c, usagef("unknown provider %q: want anthropic, openai, responses or scripted", c.name)
 	}
-	c.model = first(model, defaultModels[c.name])
+	c.model = cmp.Or(model, defaultModels[c.name])
 	switch c.name {
 	case "anthropic":
-		c.baseURL = first(p.flags.baseURL, p.cfg.AnthropicBase, specBaseURL)
+		c.baseURL = cmp.Or(p.flags.BaseURL, p.cfg.AnthropicBase, specBaseURL)
 		c.key = p.cfg.AnthropicKey
 		if c.key == "" && c.baseURL == "" {
 			return c, usagef("provider anthropic needs ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL for a keyless compatible server)")
 		}
 	case "openai", "responses":
-		c.baseURL = first(p.flags.baseURL, p.cfg.OpenAIBase, specBaseURL)
+		c.baseURL = cmp.Or(p.flags.BaseURL, p.cfg.OpenAIBase, specBaseURL)
 		c.key = p.cfg.OpenAIKey
 		if c.key == "" && c.baseURL == "" {
 			return c, usagef("provider %s needs OPENAI_API_KEY (or OPENAI_BASE_URL for a keyless compatible server)", c.name)
@@ -137,10 +143,10 @@ func (p *providers) resolve(specProvider, specModel, specBaseURL, script string)
 // override returns the value that the command line or the environment gives the
 // setting "provider" or "model" over the spec's, where it comes from ("--model X",
 // "AGENTRUN_MODEL=X") and how to take it back; "" when neither gives one.
-func (p *providers) override(setting string) (value, source, undo string) {
-	flag, env, name := p.flags.model, p.cfg.Model, "AGENTRUN_MODEL"
+func (p *Pool) override(setting string) (value, source, undo string) {
+	flag, env, name := p.flags.Model, p.cfg.Model, "AGENTRUN_MODEL"
 	if setting == "provider" {
-		flag, env, name = p.flags.provider, p.cfg.Provider, "AGENTRUN_PROVIDER"
+		flag, env, name = p.flags.Provider, p.cfg.Provider, "AGENTRUN_PROVIDER"
 	}
 	switch {
 	case flag != "":
@@ -153,7 +159,7 @@ func (p *providers) override(setting string) (value, source, undo string) {
 
 // checkMatrix refuses an override of a setting that a session's matrix chooses: the
 // session's key would name one model (or provider) while it ran another.
-func (p *providers) checkMatrix(sessions []jobs.Session) error {
+func (p *Pool) checkMatrix(sessions []jobs.Session) error {
 	for _, setting := range []string{"provider", "model"} {
 		value, source, undo := p.override(setting)
 		if value == "" {
@@ -190,7 +196,7 @@ func (p *providers) checkMatrix(sessions []jobs.Session) error {
 const maxListed = 5
 
 // noteScripted says once that no provider is configured.
-func (p *providers) noteScripted() {
+func (p *Pool) noteScripted() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.noted {
@@ -233,36 +239,27 @@ func isOpenAIModel(m string) bool {
 	return false
 }
 
-func first(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
 // Resolve names the provider and model of s without making the provider
 // (runner.Options.Resolve).
-func (p *providers) Resolve(s jobs.Session) (runner.ProviderInfo, error) {
+func (p *Pool) Resolve(s jobs.Session) (runner.ProviderInfo, error) {
 	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
 	return runner.ProviderInfo{Name: c.name, Model: c.model}, err
 }
 
 // Provider implements runner.Providers.
-func (p *providers) Provider(s jobs.Session, activity func()) (agent.Provider, runner.ProviderInfo, error) {
+func (p *Pool) Provider(s jobs.Session, live runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
 	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
 	if err != nil {
 		return nil, runner.ProviderInfo{}, err
 	}
-	prov, err := p.build(c, s.Key, attemptIdle(s.Settings.IdleTimeout), activity)
+	prov, err := p.build(c, s.Key, live)
 	return prov, runner.ProviderInfo{Name: c.name, Model: c.model, Server: serverOf(c)}, err
 }
 
 // build makes the provider of a choice. sessionKey travels in a header so a fake
-// server can tell sessions apart; idle bounds the silence of one attempt; activity,
-// when set, hears of every byte.
-func (p *providers) build(c providerChoice, sessionKey string, idle time.Duration, activity func()) (agent.Provider, error) {
+// server can tell sessions apart; live is the attempt's idle bound and activity
+// callback, which the runner sets.
+func (p *Pool) build(c providerChoice, sessionKey string, live runner.Liveness) (agent.Provider, error) {
 	if c.name == "scripted" {
 		m, err := p.scripted(c.script)
 		if err != nil {
@@ -271,7 +268,7 @@ func (p *providers) build(c providerChoice, sessionKey string, idle time.Duratio
 		// The transport's retry loop, backoff and limiter, as for an HTTP provider: a
 		// fault behaves the same in process as over fake-server.
 		ep := p.endpoint("scripted " + c.script)
-		return transport.NewLocal(m, transport.Options{Limiter: ep.limiter, Activity: activity}), nil
+		return transport.NewLocal(m, transport.Options{Limiter: ep.limiter, Activity: live.Activity}), nil
 	}
 	headers := map[string]string{"X-Agentrun-Session": sessionKey}
 	var d transport.Dialect
@@ -285,20 +282,11 @@ func (p *providers) build(c providerChoice, sessionKey string, idle time.Duratio
 	}
 	ep := p.endpoint(c.name + " " + c.baseURL)
 	return transport.NewClient(d, transport.Options{HTTP: ep.http, Limiter: ep.limiter,
-		IdleTimeout: idle, Activity: activity}), nil
-}
-
-// attemptIdle is the silence after which the transport gives up on one attempt and
-// retries it: half the session's idle timeout. With the whole timeout, the session's
-// inactivity watchdog, armed by the same bytes, would always fire first and end the
-// session instead of letting the request be retried once; the other half is margin for
-// a loaded machine (the runner's watchdog also waits out each announced backoff).
-func attemptIdle(session time.Duration) time.Duration {
-	return session / 2
+		IdleTimeout: live.Idle, Activity: live.Activity}), nil
 }
 
 // scripted returns the in-process scripted model of a script ("" is the demo policy).
-func (p *providers) scripted(script string) (*scripted.Model, error) {
+func (p *Pool) scripted(script string) (*scripted.Model, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if m, ok := p.models[script]; ok {
@@ -318,22 +306,22 @@ func (p *providers) scripted(script string) (*scripted.Model, error) {
 	return m, nil
 }
 
-func (p *providers) endpoint(key string) *endpoint {
+func (p *Pool) endpoint(key string) *endpoint {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if ep, ok := p.endpoints[key]; ok {
 		return ep
 	}
 	ep := &endpoint{http: transport.NewHTTPClient(transport.Options{}), limiter: transport.NewLimiter(nil)}
-	if p.wrap != nil {
-		ep.http.Transport = p.wrap(ep.http.Transport)
+	if p.Wrap != nil {
+		ep.http.Transport = p.Wrap(ep.http.Transport)
 	}
 	p.endpoints[key] = ep
 	return ep
 }
 
 // Throttled sums the pauses of every endpoint.
-func (p *providers) Throttled() (time.Duration, int) {
+func (p *Pool) Throttled() (time.Duration, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var total time.Duration
@@ -347,7 +335,7 @@ func (p *providers) Throttled() (time.Duration, int) {
 }
 
 // Paced sums the time every endpoint's limiter held requests back.
-func (p *providers) Paced() time.Duration {
+func (p *Pool) Paced() time.Duration {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var total time.Duration
@@ -358,7 +346,7 @@ func (p *providers) Paced() time.Duration {
 }
 
 // Close drops idle connections.
-func (p *providers) Close() {
+func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, ep := range p.endpoints {

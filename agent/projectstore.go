@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"bufio"
@@ -13,31 +13,35 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrun/agentrun/agent"
-	"github.com/agentrun/agentrun/sink"
 	"github.com/agentrun/agentrun/textcut"
 )
 
-// sessionStore is the folder of one project's exec sessions:
-// $AGENTRUN_HOME/projects/<project key>/<session id>/.
-type sessionStore struct {
-	root string
-	// files writes the sessions' files, masking the API keys.
-	files *sink.Files
+// ProjectStore is the folder of one project's exec sessions,
+// $AGENTRUN_HOME/projects/<ProjectKey>/<session id>/, each the Dir of a DirStore.
+type ProjectStore struct {
+	Root string
+	// Files writes the sessions' files (sink.Files, which masks the API keys).
+	Files Files
 }
+
+// ErrSessionName is the error of a session name that is not a folder name.
+var ErrSessionName = errors.New("use letters, digits, '.', '_' and '-'")
+
+// ErrNoSession is the error of forking a session the project does not have.
+var ErrNoSession = errors.New("no such session in this folder")
 
 type storedSession struct {
 	id       string
 	modified time.Time
 }
 
-// validName is what --session accepts: a folder name, not a path.
+// validName is what a session name must be: a folder name, not a path.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // sessions lists the project's sessions, newest first (by the time of their last
 // event, else of their folder).
-func (s sessionStore) sessions() ([]storedSession, error) {
-	entries, err := os.ReadDir(s.root)
+func (s ProjectStore) sessions() ([]storedSession, error) {
+	entries, err := os.ReadDir(s.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -49,8 +53,8 @@ func (s sessionStore) sessions() ([]storedSession, error) {
 		if !e.IsDir() {
 			continue
 		}
-		dir := filepath.Join(s.root, e.Name())
-		st, err := os.Stat(filepath.Join(dir, agent.EventsFile))
+		dir := filepath.Join(s.Root, e.Name())
+		st, err := os.Stat(filepath.Join(dir, EventsFile))
 		if err != nil {
 			st, err = os.Stat(dir)
 		}
@@ -68,8 +72,8 @@ func (s sessionStore) sessions() ([]storedSession, error) {
 	return out, nil
 }
 
-// list prints the sessions as a table: name, last modified, summary preview.
-func (s sessionStore) list(w io.Writer) error {
+// List prints the sessions as a table: name, last modified, summary preview.
+func (s ProjectStore) List(w io.Writer) error {
 	all, err := s.sessions()
 	if err != nil {
 		return err
@@ -87,10 +91,10 @@ func (s sessionStore) list(w io.Writer) error {
 
 // preview is the first non-blank line of the session's summary, else of its first
 // prompt.
-func (s sessionStore) preview(id string) string {
-	line := firstLine(filepath.Join(s.root, id, agent.SummaryFile))
+func (s ProjectStore) preview(id string) string {
+	line := firstLine(filepath.Join(s.Root, id, SummaryFile))
 	if line == "" {
-		st, err := (&agent.DirStore{Dir: filepath.Join(s.root, id)}).Load()
+		st, err := (&DirStore{Dir: filepath.Join(s.Root, id)}).Load()
 		if err == nil && len(st.Turns) > 0 && st.Turns[0].IsUserText() {
 			line = strings.TrimSpace(strings.SplitN(st.Turns[0].Blocks[0].Text, "\n", 2)[0])
 		}
@@ -113,14 +117,14 @@ func firstLine(path string) string {
 	return ""
 }
 
-// choose returns the id of the session to run: a new one, the named one, or the
+// Choose returns the id of the session to run: a new one, the named one, or the
 // newest; with fork, a new session seeded with a copy of the chosen one.
-func (s sessionStore) choose(name string, cont, fork bool, now time.Time) (string, error) {
+func (s ProjectStore) Choose(name string, cont, fork bool, now time.Time) (string, error) {
 	var source string
 	switch {
 	case name != "":
 		if !validName.MatchString(name) {
-			return "", usagef("exec: --session %q: use letters, digits, '.', '_' and '-'", name)
+			return "", fmt.Errorf("session %q: %w", name, ErrSessionName)
 		}
 		source = name
 	case cont:
@@ -130,23 +134,23 @@ func (s sessionStore) choose(name string, cont, fork bool, now time.Time) (strin
 		}
 		if len(all) == 0 {
 			if fork {
-				return "", usagef("exec: --continue --fork: this folder has no session yet")
+				return "", fmt.Errorf("fork the newest session: %w", ErrNoSession)
 			}
-			return agent.NewSessionID(now), nil
+			return NewSessionID(now), nil
 		}
 		source = all[0].id
 	default:
-		return agent.NewSessionID(now), nil
+		return NewSessionID(now), nil
 	}
 	if !fork {
 		return source, nil
 	}
-	src := filepath.Join(s.root, source)
+	src := filepath.Join(s.Root, source)
 	if _, err := os.Stat(src); err != nil {
-		return "", usagef("exec: --fork: no session %q in this folder", source)
+		return "", fmt.Errorf("fork session %q: %w", source, ErrNoSession)
 	}
-	id := agent.NewSessionID(now)
-	for _, f := range []string{agent.MessagesFile, agent.SummaryFile, agent.StatsFile} {
+	id := NewSessionID(now)
+	for _, f := range []string{MessagesFile, SummaryFile, StatsFile} {
 		b, err := os.ReadFile(filepath.Join(src, f))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -154,7 +158,7 @@ func (s sessionStore) choose(name string, cont, fork bool, now time.Time) (strin
 		if err != nil {
 			return "", fmt.Errorf("fork: %w", err)
 		}
-		if err := s.files.WriteFile(filepath.Join(s.root, id, f), b, true); err != nil {
+		if err := s.Files.WriteFile(filepath.Join(s.Root, id, f), b, true); err != nil {
 			return "", fmt.Errorf("fork: %w", err)
 		}
 	}
