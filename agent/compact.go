@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // Compaction triggers.
@@ -337,10 +338,7 @@ func (s *Session) firstUserText() string {
 				}
 				continue
 			}
-			if len(text) > 4000 {
-				text = text[:4000] + "…"
-			}
-			return text
+			return textcut.Clip(text, 4000, textcut.Ellipsis)
 		}
 	}
 	return ""

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // ProjectStore is the folder of one project's exec sessions,
@@ -97,10 +99,7 @@ func (s ProjectStore) preview(id string) string {
 			line = strings.TrimSpace(strings.SplitN(st.Turns[0].Blocks[0].Text, "\n", 2)[0])
 		}
 	}
-	if len([]rune(line)) > 60 {
-		line = string([]rune(line)[:57]) + "..."
-	}
-	return line
+	return textcut.ClipRunes(line, 60, "...")
 }
 
 func firstLine(path string) string {

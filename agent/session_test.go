@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -293,4 +294,19 @@ func TestDirStoreWithoutFiles(t *testing.T) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, entries, "nothing was written")
+}
+
+func TestCompactionClipsTheTaskAtACharacter(t *testing.T) {
+	// 4,000 bytes fall inside a three-byte character.
+	task := "write the file " + strings.Repeat("€", 2000)
+	sess, err := agent.New(agent.Config{Workspace: t.TempDir(), Tools: []string{"Read", "Write"}, MaxTurns: 40,
+		Compaction: agent.CompactConfig{MaxContext: 6000}},
+		agent.Deps{Provider: scripted.New(scripted.Options{Default: script(t, bigSteps(12, 2400))}), Sink: &recorder{}})
+	require.NoError(t, err)
+	out := sess.Run(t.Context(), task)
+	require.Equal(t, agent.EndCompleted, out.End, "%+v", out.Err)
+	note := sess.Conversation()[0].Blocks[0].Text
+	require.Contains(t, note, "The task, as first given:\n", "the session compacted and restated the task")
+	assert.True(t, utf8.ValidString(note), "the restated task is cut at a character boundary")
+	assert.Contains(t, note, "\nwrite the file €€€")
 }

@@ -154,27 +154,20 @@ func (d *RESPDecoder) readNumber(prefix byte, start bool) (int, error) {
 		return 0, fmt.Errorf("read frame: %w", err)
 	}
 	if len(line) < 4 || line[0] != prefix || line[len(line)-2] != '\r' {
-		return 0, fmt.Errorf("%w: bad header %q", ErrMalformed, clip(line))
+		return 0, fmt.Errorf("%w: bad header %.32q", ErrMalformed, line)
 	}
 	digits := line[1 : len(line)-2]
 	if len(digits) > 10 {
-		return 0, fmt.Errorf("%w: bad length %q", ErrMalformed, clip(line))
+		return 0, fmt.Errorf("%w: bad length %.32q", ErrMalformed, line)
 	}
 	n := 0
 	for _, c := range digits {
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%w: bad length %q", ErrMalformed, clip(line))
+			return 0, fmt.Errorf("%w: bad length %.32q", ErrMalformed, line)
 		}
 		n = n*10 + int(c-'0')
 	}
 	return n, nil
-}
-
-func clip(b []byte) []byte {
-	if len(b) > 32 {
-		return b[:32]
-	}
-	return b
 }
 
 func (d *RESPDecoder) readFrame() (Message, error) {

@@ -245,3 +245,11 @@ func FuzzDecode(f *testing.F) {
 		})
 	})
 }
+
+func TestRESPErrorQuotesWholeCharacters(t *testing.T) {
+	// A header of 20 three-byte characters: 32 bytes would end inside the 11th.
+	_, err := decodeAll(t, protocol.NewRESPDecoder(strings.NewReader(strings.Repeat("€", 20)+"\r\n")))
+	require.ErrorIs(t, err, protocol.ErrMalformed)
+	assert.NotContains(t, err.Error(), `\x`, "the quoted header is cut at a character boundary")
+	assert.Contains(t, err.Error(), `"€€€€€€€€€€`)
+}

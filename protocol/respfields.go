@@ -397,7 +397,7 @@ func (p *fieldParser) int() int64 {
 	s := p.next()
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		p.fail("field %q is not a number", clip([]byte(s)))
+		p.fail("field %.32q is not a number", s)
 	}
 	return n
 }
@@ -409,7 +409,7 @@ func (p *fieldParser) flag() bool {
 	case "0", "":
 		return false
 	default:
-		p.fail("flag %q is not 0 or 1", clip([]byte(s)))
+		p.fail("flag %.32q is not 0 or 1", s)
 		return false
 	}
 }
@@ -422,7 +422,7 @@ func list[T any](p *fieldParser, width int, item func() T) []T {
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 || n > len(p.rest)/width {
-		p.fail("list count %q is not valid", clip([]byte(s)))
+		p.fail("list count %.32q is not valid", s)
 		return nil
 	}
 	out := make([]T, n)
@@ -439,7 +439,7 @@ func (p *fieldParser) result() *Result {
 	if s := p.next(); s != "" {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			p.fail("cost %q is not a finite number", clip([]byte(s)))
+			p.fail("cost %.32q is not a finite number", s)
 		}
 		r.TotalCostUSD = &v
 	}
@@ -455,7 +455,7 @@ func (p *fieldParser) result() *Result {
 	case "1":
 		r.Error = &Error{Kind: ErrorKind(kind), Message: msg}
 	default:
-		p.fail("error flag %q is not empty or 1", clip([]byte(hasErr)))
+		p.fail("error flag %.32q is not empty or 1", hasErr)
 	}
 	r.Checks = list(p, 5, func() Check {
 		return Check{Name: p.next(), Passed: p.flag(), ExitCode: int(p.int()), DurationMS: p.int(), Output: p.next()}

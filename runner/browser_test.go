@@ -28,6 +28,9 @@ var chromiumNames = []string{"chromium", "chromium-browser", "google-chrome", "g
 // AGENTRUN_REQUIRE_TOOLS is set (as .ci/run does), where it fails.
 func findChromium(tb testing.TB) string {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("-short: no browser; the report's HTML is checked without one too")
+	}
 	for _, name := range chromiumNames {
 		if p, err := exec.LookPath(name); err == nil {
 			return p

@@ -11,6 +11,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // checkTail is how much of the end of a check's output the result keeps (storedOutput
@@ -69,33 +70,9 @@ func (st *runState) runChecks(ctx context.Context, s jobs.Session, sb *Sandbox, 
 	res.Error = &protocol.Error{Kind: protocol.ErrChecks, Message: msg}
 }
 
-// tailOf keeps the last n bytes of s, starting at a character boundary.
-func tailOf(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[tailCut(s, n):]
-}
-
-// headCut is where the first n bytes of s end, moved back to a character boundary.
-func headCut(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return n
-}
-
-// tailCut is where the last n bytes of s start, moved forward to a character boundary.
-func tailCut(s string, n int) int {
-	cut := max(len(s)-n, 0)
-	for cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut++
-	}
-	return cut
-}
+// tailOf keeps the end of s in at most n bytes, starting at a character boundary
+// after the "…" that marks a cut.
+func tailOf(s string, n int) string { return textcut.ClipTail(s, n, textcut.Ellipsis) }
 
 // checkOutput parses the final answer as JSON and validates it against the job's
 // output_schema; the session fails with error_output_schema when it does not match.

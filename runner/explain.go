@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sink"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // How much of a failed check's output explains a failure in the reports: 40 lines and
@@ -320,7 +321,7 @@ func storedOutput(out string) string {
 	if len(out) <= checkTail {
 		return out
 	}
-	cut := tailCut(out, checkTail)
+	cut := textcut.TailStart(out, checkTail)
 	head := strings.Split(out[:cut], "\n")
 	head = head[:len(head)-1] // the start of the tail's first line
 	for i, l := range head {

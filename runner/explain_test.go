@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/fuzzguard"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sink"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // numbered is n lines "prefix 1" … "prefix n", each ending in a newline.
@@ -146,7 +147,7 @@ func FuzzExcerpt(f *testing.F) {
 		fuzzguard.Run(len(text), func() {
 			checkExcerpt(t, text, excerpt(text, maxLines, maxBytes), maxLines, maxBytes)
 			stored := storedOutput(text)
-			if !strings.HasSuffix(stored, text[tailCut(text, checkTail):]) || len(stored) > 2*checkTail+100 {
+			if !strings.HasSuffix(stored, textcut.Tail(text, checkTail)) || len(stored) > 2*checkTail+100 {
 				t.Fatalf("stored %d bytes of %d: %q", len(stored), len(text), stored)
 			}
 		})
@@ -179,7 +180,7 @@ func TestStoredOutput(t *testing.T) {
 			assert.True(t, strings.HasSuffix(got, tt.out[len(tt.out)-checkTail:]), "the last %d bytes, as before", checkTail)
 			assert.LessOrEqual(t, len(got), 2*checkTail+100)
 			if tt.want == nil {
-				assert.Equal(t, tailOf(tt.out, checkTail), got)
+				assert.Equal(t, textcut.Ellipsis+textcut.Tail(tt.out, checkTail), got)
 			}
 			lines := strings.Split(got, "\n")
 			if tt.want != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sink"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // StatusLine is the live status line at the bottom of a terminal, such as sink.Terminal.
@@ -339,10 +340,6 @@ func (a *activity) Close() error {
 	return nil
 }
 
-// clip shortens s to at most n bytes at a character boundary, marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:headCut(s, n)] + "…"
-}
+// clip shortens s to at most n bytes at a character boundary, the "…" that marks a
+// cut included.
+func clip(s string, n int) string { return textcut.Clip(s, n, textcut.Ellipsis) }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sink"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // What one session contributes to report.html at most, in bytes of text before
@@ -49,7 +50,7 @@ func headOf(s string, n int) textPart {
 // headOfSize is the textPart of the first n bytes of s, the start of a text of size
 // bytes.
 func headOfSize(s string, size, n int) textPart {
-	s = s[:headCut(s, n)]
+	s = textcut.Head(s, n)
 	size = max(size, len(s))
 	return textPart{Text: strings.ToValidUTF8(s, "\uFFFD"), Size: size, Cut: size - len(s)}
 }
@@ -57,7 +58,7 @@ func headOfSize(s string, size, n int) textPart {
 // tailExcerpt is the textPart of the last n bytes of s, the end of a text of size
 // bytes, cut at a character boundary.
 func tailExcerpt(s string, size, n int) textPart {
-	s = s[tailCut(s, n):]
+	s = textcut.Tail(s, n)
 	size = max(size, len(s))
 	return textPart{Text: strings.ToValidUTF8(s, "\uFFFD"), Size: size, Cut: size - len(s), Tail: true}
 }

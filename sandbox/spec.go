@@ -111,6 +111,26 @@ func (s Spec) Hidden(extra ...string) []string {
 	return append(out, extra...)
 }
 
+// WithLinkTargets returns s with, next to each writable or readable path that is or
+// passes through a symbolic link, the host path it resolves to, with the same rights.
+// Level strict rebuilds the link in its own root and landlock gives links no rule, so
+// without its target a link leads nowhere, or to a private /tmp where a target under
+// the host's /tmp is not. It must run on the host, before the worker builds its root.
+func (s Spec) WithLinkTargets() Spec {
+	s.Writable, s.Readable = withTargets(s.Writable), withTargets(s.Readable)
+	return s
+}
+
+func withTargets(paths []string) []string {
+	out := slices.Clone(paths)
+	for _, p := range paths {
+		if real, err := filepath.EvalSymlinks(p); err == nil && real != p && !slices.Contains(out, real) {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
 // Bind is one host path made visible in the sandbox.
 type Bind struct {
 	Path     string

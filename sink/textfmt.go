@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // Limits of the one-line forms in text logs.
@@ -72,11 +73,7 @@ func skipEscape(s string, i int) int {
 // fold puts s on one line of at most n runes: runs of white space become one space, and
 // a longer text is cut with "…".
 func fold(s string, n int) string {
-	s = strings.Join(strings.Fields(Clean(s)), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return cut(s, n)
+	return textcut.ClipRunes(strings.Join(strings.Fields(Clean(s)), " "), n, textcut.Ellipsis)
 }
 
 // callSummary returns the one-line form of a tool call: Name(main argument).
@@ -148,7 +145,7 @@ func preview(s string, tail bool) []string {
 		}
 		l = strings.TrimRight(l, " \t")
 		if c := utf8.RuneCountInString(l); c > left {
-			l = cut(l, left)
+			l = textcut.ClipRunes(l, left, textcut.Ellipsis)
 			left = 0
 		} else {
 			left -= c
@@ -160,15 +157,6 @@ func preview(s string, tail bool) []string {
 		out = append(out, "… +"+plural(rest, "line"))
 	}
 	return out
-}
-
-// cut shortens s to n runes, the last one "…".
-func cut(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:max(n-1, 0)]) + "…"
 }
 
 // thousands formats n with comma separators: 1,234,567.

@@ -2,11 +2,11 @@ package telemetry
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // The content attributes (AGENTRUN_OTEL_CONTENT=1) are JSON in the shapes of the GenAI
@@ -110,16 +110,7 @@ func toolArguments(input string) json.RawMessage {
 }
 
 // clip cuts s to maxPart bytes at a character boundary.
-func clip(s string) string {
-	if len(s) <= maxPart {
-		return s
-	}
-	cut := maxPart
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string) string { return textcut.Clip(s, maxPart, textcut.Ellipsis) }
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)

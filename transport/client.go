@@ -214,7 +214,7 @@ func (c *Client) Stream(ctx context.Context, req protocol.Request) iter.Seq[prot
 				return
 			}
 			waited += delay
-			if err := sleep(ctx, delay); err != nil {
+			if err := protocol.Sleep(ctx, delay); err != nil {
 				yield(protocol.Message{Kind: protocol.KindError, Err: protocol.CancelError(ctx)})
 				return
 			}
@@ -400,21 +400,6 @@ func (c *Client) failure(actx context.Context, err error, op string) *Error {
 		return &Error{Kind: protocol.ErrTimeout, Message: fmt.Sprintf("%s: %v", op, err)}
 	}
 	return &Error{Kind: protocol.ErrNetwork, Message: fmt.Sprintf("%s: %v", op, err)}
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // idleReader arms an idle timer only while a Read is blocked, so time the consumer

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // Error is a classified transport failure. Kind is one of the protocol error kinds.
@@ -95,17 +96,17 @@ func shouldRetry(h http.Header) RetryVerdict {
 	return RetryUnsaid
 }
 
-// clipBody shortens an error body for messages.
+// maxBody is how many bytes of an error body a message keeps.
+const maxBody = 2000
+
+// clipBody shortens an error body for messages: trimmed, at most maxBody bytes cut at a
+// character boundary, and valid UTF-8.
 func clipBody(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if s == "" {
 		return "(empty)"
 	}
-	const max = 2000
-	if len(s) > max {
-		return s[:max] + "…"
-	}
-	return s
+	return strings.ToValidUTF8(textcut.Clip(s, maxBody, textcut.Ellipsis), "\uFFFD")
 }
 
 // statusError builds the error for a non-2xx response.

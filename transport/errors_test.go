@@ -2,8 +2,10 @@ package transport
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 
@@ -109,6 +111,30 @@ func TestRetryDelay(t *testing.T) {
 			if tt.wantRetry {
 				assert.Equal(t, tt.want, got)
 			}
+		})
+	}
+}
+
+func TestClipBody(t *testing.T) {
+	tests := map[string]struct {
+		body string
+		want string
+	}{
+		"empty":     {body: " \n", want: "(empty)"},
+		"trimmed":   {body: "  overloaded \n", want: "overloaded"},
+		"fits":      {body: strings.Repeat("a", maxBody), want: strings.Repeat("a", maxBody)},
+		"ascii cut": {body: strings.Repeat("a", maxBody+1), want: strings.Repeat("a", maxBody-3) + "…"},
+		// 1,993 bytes, then 3-byte characters: the cut at 1,997 (room left for the "…")
+		// falls inside the second.
+		"three-byte character at the cut": {body: strings.Repeat("a", maxBody-7) + strings.Repeat("€", 4),
+			want: strings.Repeat("a", maxBody-7) + "€…"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := clipBody([]byte(tt.body))
+			assert.Equal(t, tt.want, got)
+			assert.True(t, utf8.ValidString(got), "the message is valid UTF-8")
+			assert.LessOrEqual(t, len(got), maxBody)
 		})
 	}
 }

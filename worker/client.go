@@ -48,6 +48,7 @@ func New(cfg Config, binary string, activity func()) *Client {
 	if cfg.Spec.External == nil {
 		cfg.Spec.External = sandbox.ExternalDirs()
 	}
+	cfg.Spec = cfg.Spec.WithLinkTargets()
 	if abs, err := filepath.Abs(binary); err == nil {
 		binary = abs // the worker starts in /
 	}

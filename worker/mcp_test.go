@@ -161,6 +161,7 @@ func TestMCPRelayReportsACrash(t *testing.T) {
 func TestMCPRelayStopsAStubbornServer(t *testing.T) {
 	for _, level := range levels {
 		t.Run(string(level), func(t *testing.T) {
+			t.Parallel() // each level waits out the server's grace periods
 			c, ws := newClient(t, level, "0467")
 			m := mark(t)
 			conn := startLine(t, c, ws, "stubborn", m)

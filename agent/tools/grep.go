@@ -14,6 +14,7 @@ import (
 	"github.com/agentrun/agentrun/pathname"
 	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 const (
@@ -264,8 +265,7 @@ func clipLine(b []byte) string {
 	if len(b) <= maxGrepLine {
 		return sanitize(b)
 	}
-	s := string(b)
-	return sanitize([]byte(s[:runeCut(s, maxGrepLine)])) + " [... line cut ...]"
+	return sanitize([]byte(textcut.Head(string(b), maxGrepLine))) + " [... line cut ...]"
 }
 
 // render returns the output with its notes.

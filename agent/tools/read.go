@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrun/agentrun/policy"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // noteReserve is the room kept under the output cap for the closing note.
@@ -106,7 +107,7 @@ func numberLines(ctx context.Context, r *bufio.Reader, offset, limit int64, maxO
 		if b.Len()+len(entry) > budget {
 			capped = true
 			if last == 0 { // a single line over the cap: show its start
-				b.WriteString(entry[:runeCut(entry, budget)])
+				b.WriteString(textcut.Head(entry, budget))
 				b.WriteString("\n")
 				last, cutLine = n, true
 			}

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // minTruncate is the smallest cap that still fits a marker; below it Truncate keeps
@@ -25,23 +27,10 @@ func Truncate(s string, max int) string {
 		return s
 	}
 	if max < minTruncate {
-		return s[:runeCut(s, max)]
+		return textcut.Head(s, max)
 	}
-	mid := runeCut(s, len(s)/2)
+	mid := textcut.HeadLen(s, len(s)/2)
 	return joinCut(s[:mid], 0, s[mid:], max)
-}
-
-// runeCut moves a cut position back to the start of a UTF-8 character.
-func runeCut(s string, i int) int {
-	if i >= len(s) {
-		return len(s)
-	}
-	for j := i; j >= 0 && j > i-utf8.UTFMax; j-- {
-		if utf8.RuneStart(s[j]) {
-			return j
-		}
-	}
-	return i
 }
 
 // joinCut joins head, a gap of dropped bytes and tail into at most max bytes (when
@@ -60,11 +49,8 @@ func joinCut(head string, dropped int64, tail string, max int) string {
 	hb := min(len(head), avail/2)
 	tb := min(len(tail), avail-hb)
 	hb = min(len(head), avail-tb)
-	hb = runeCut(head, hb)
-	ts := len(tail) - tb
-	for ts < len(tail) && !utf8.RuneStart(tail[ts]) {
-		ts++
-	}
+	hb = textcut.HeadLen(head, hb)
+	ts := textcut.TailStart(tail, tb)
 	dropped += int64(len(head)-hb) + int64(ts)
 	return head[:hb] + marker(dropped) + tail[ts:]
 }

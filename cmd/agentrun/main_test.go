@@ -101,6 +101,7 @@ func toolchainEnv() ([]string, error) {
 func baseEnv(t *testing.T, extra ...string) []string {
 	t.Helper()
 	home := t.TempDir()
+	linkBuildCache(t, home)
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
@@ -112,6 +113,20 @@ func baseEnv(t *testing.T, extra ...string) []string {
 	}
 	env = append(env, goEnv...)
 	return append(env, extra...)
+}
+
+// linkBuildCache makes home's ~/.cache/go-build, the folder the examples' sandboxes
+// make writable for the tools' go test and go vet, a link to the suite's own build
+// cache, so that the tools in the sandbox do not build the standard library from cold.
+func linkBuildCache(t *testing.T, home string) {
+	t.Helper()
+	for _, kv := range goEnv {
+		if cache, ok := strings.CutPrefix(kv, "GOCACHE="); ok {
+			link := filepath.Join(home, ".cache", "go-build")
+			require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
+			require.NoError(t, os.Symlink(cache, link))
+		}
+	}
 }
 
 // invocation is one run of the binary.

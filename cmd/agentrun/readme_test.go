@@ -125,6 +125,9 @@ func TestReadme(t *testing.T) {
 	if os.Getenv(readmeTestEnv) != "" {
 		t.Skip("this is the README's own test command, run by TestReadme")
 	}
+	if testing.Short() {
+		t.Skip("-short: the quick start from a fresh clone builds agentrun there; TestFakeServerQuickStart runs the same spec")
+	}
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Skip("README.md does not exist yet")

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // tracker holds a server's open connections so that stopping closes them all.
@@ -69,7 +71,7 @@ func serve(ctx context.Context, l net.Listener, handle func(ctx context.Context,
 			}
 			if isTemporary(aerr) {
 				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-				if wait(ctx, backoff) {
+				if protocol.Sleep(ctx, backoff) == nil {
 					continue
 				}
 				break
@@ -97,18 +99,6 @@ func serve(ctx context.Context, l net.Listener, handle func(ctx context.Context,
 func isTemporary(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS)
-}
-
-// wait waits for d and reports true, or for ctx and reports false.
-func wait(ctx context.Context, d time.Duration) bool {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-tm.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // Forward relays each TCP connection accepted on l to a connection opened by dial

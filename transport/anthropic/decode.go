@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 	"github.com/agentrun/agentrun/transport"
 	"github.com/agentrun/agentrun/transport/jsonscan"
 	"github.com/agentrun/agentrun/transport/sse"
@@ -87,7 +88,7 @@ func (d *Decoder) event(e sse.Event) {
 		if name == "" {
 			name = "unnamed"
 		}
-		d.fail("malformed %s event: %v: %q", name, err, clip(e.Data, 80))
+		d.fail("malformed %s event: %v: %q", name, err, textcut.Clip(string(e.Data), 80, textcut.Ellipsis))
 		return
 	}
 	switch w.Type {
@@ -272,14 +273,6 @@ func (d *Decoder) streamError(e *wireError, requestID string) {
 		msg = "error event without details"
 	}
 	d.Fail(&transport.Error{Kind: kind, Message: msg})
-}
-
-// clip shortens raw data for an error message.
-func clip(b []byte, n int) string {
-	if len(b) > n {
-		return string(b[:n]) + "…"
-	}
-	return string(b)
 }
 
 // PartialUsage returns the usage that arrived so far, also when the stream failed: a

@@ -177,3 +177,15 @@ func TestDecodeLargeDelta(t *testing.T) {
 	assert.Equal(t, protocol.KindText, got[0].Kind)
 	assert.Equal(t, text, got[0].Text)
 }
+
+func TestDecodeMalformedEventClip(t *testing.T) {
+	// 40 three-byte characters: a cut at byte 80 falls inside the 27th.
+	data := strings.Repeat("€", 40)
+	d := anthropic.NewDecoder(strings.NewReader("event: message_start\ndata: " + data + "\n\n"))
+	for d.Next() {
+	}
+	var te *transport.Error
+	require.ErrorAs(t, d.Err(), &te)
+	assert.Contains(t, te.Message, `: "`+strings.Repeat("€", 25)+`…"`, "the quoted data is cut at a character boundary, within 80 bytes")
+	assert.NotContains(t, te.Message, `\x`, "no character is split")
+}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // DemoFile is the file the demo policy writes when the Write tool is offered.
@@ -131,12 +132,7 @@ func clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i := 0
-	for r := 0; r < n; r++ {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-	}
-	return strings.TrimSpace(s[:i]) + "…"
+	return strings.TrimSpace(s[:textcut.RuneLen(s, n)]) + textcut.Ellipsis
 }
 
 // fileLike matches words that look like file names: a name with an extension.

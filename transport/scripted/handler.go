@@ -110,7 +110,7 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		started = m.cache.account(m, body, wr.req, resp, m.opts.Now())
 	}
 	ctx := r.Context()
-	if wait(ctx, m.opts.FirstByte) != nil {
+	if protocol.Sleep(ctx, m.opts.FirstByte) != nil {
 		return
 	}
 	rid := requestID(session, wr.req.Parent, resp.step)
@@ -132,7 +132,7 @@ func (m *Model) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	started() // the answer has begun: what it wrote to the prompt cache is readable
 	sw := &sseWriter{w: w, rc: http.NewResponseController(w),
-		pause: func() error { return wait(ctx, m.opts.ChunkDelay) }, alive: ctx.Err}
+		pause: func() error { return protocol.Sleep(ctx, m.opts.ChunkDelay) }, alive: ctx.Err}
 	m.writeStream(sw, newRenderer(f, sw, resp, wr, rid, m.opts.Now()), resp)
 	if sw.err != nil {
 		return

@@ -59,7 +59,7 @@ func (m *Model) Attempt(ctx context.Context, req protocol.Request, yield func(pr
 	if r.fault != nil && r.fault.Kind == FaultPanic {
 		panic("scripted: " + r.fault.Message)
 	}
-	if err := wait(ctx, m.opts.FirstByte); err != nil {
+	if err := protocol.Sleep(ctx, m.opts.FirstByte); err != nil {
 		return &AttemptError{Err: protocol.CancelError(ctx)}
 	}
 	if r.fault != nil && r.fault.Kind == FaultStatus {
@@ -70,7 +70,7 @@ func (m *Model) Attempt(ctx context.Context, req protocol.Request, yield func(pr
 	for _, u := range r.sent(m.opts.ChunkRunes) {
 		for range u.ticks() {
 			if ticks > 0 {
-				if err := wait(ctx, m.opts.ChunkDelay); err != nil {
+				if err := protocol.Sleep(ctx, m.opts.ChunkDelay); err != nil {
 					return &AttemptError{Err: protocol.CancelError(ctx)}
 				}
 			}

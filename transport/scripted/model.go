@@ -5,7 +5,6 @@
 package scripted
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"hash"
@@ -173,19 +172,4 @@ func writeLen(h hash.Hash, n int) {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], uint64(n))
 	h.Write(b[:])
-}
-
-// wait sleeps d, or until ctx ends.
-func wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

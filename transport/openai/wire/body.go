@@ -7,7 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/agentrun/agentrun/textcut"
 )
 
 // Truthy reports whether a raw JSON value is present and not null, false, 0, "", {}
@@ -32,21 +33,14 @@ func JSONString(raw json.RawMessage) (s string, ok bool) {
 	return s, true
 }
 
-// maxClip is how many bytes of a payload Clip keeps.
+// maxClip is how many bytes of a payload Clip keeps, with the mark of a cut.
 const maxClip = 300
 
-// Clip shortens raw bytes for an error message: trimmed, cut to at most 300 bytes on
-// a character boundary (with "…" added), and made valid UTF-8.
+// Clip shortens raw bytes for an error message: trimmed, cut on a character boundary
+// to at most 300 bytes including the "…" that marks the cut, and made valid UTF-8.
 func Clip(b []byte) string {
 	s := strings.TrimSpace(string(b))
-	if len(s) > maxClip {
-		cut := maxClip
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ToValidUTF8(textcut.Clip(s, maxClip, textcut.Ellipsis), "\uFFFD")
 }
 
 // JSONProblem names what is wrong with a payload without repeating it, for err from

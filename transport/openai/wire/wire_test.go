@@ -151,8 +151,8 @@ func TestClip(t *testing.T) {
 		want string
 	}{
 		"short":           {give: "  short body \n", want: "short body"},
-		"cut on a rune":   {give: long, want: strings.Repeat("é", 150) + "…"},
-		"cut mid rune":    {give: "x" + long, want: "x" + strings.Repeat("é", 149) + "…"},
+		"cut on a rune":   {give: "x" + long, want: "x" + strings.Repeat("é", 148) + "…"},
+		"cut mid rune":    {give: long, want: strings.Repeat("é", 148) + "…"},
 		"invalid utf-8":   {give: "a\xffb", want: "a\uFFFDb"},
 		"exactly the max": {give: strings.Repeat("a", 300), want: strings.Repeat("a", 300)},
 	}

@@ -1,0 +1,62 @@
+package worker_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/worker"
+)
+
+// TestWritableSymlink gives the tools a writable path that is a symbolic link to a
+// folder under /tmp (a build cache shared by the tests, say): what they write through
+// the link lands in the host's folder, although the strict sandbox's own /tmp is
+// private, and whether the link is absolute or relative.
+func TestWritableSymlink(t *testing.T) {
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
+		for _, relative := range []bool{false, true} {
+			name := string(level) + "/absolute"
+			if relative {
+				name = string(level) + "/relative"
+			}
+			t.Run(name, func(t *testing.T) {
+				if err := sandbox.Probe().Supports(level); err != nil {
+					t.Skipf("this machine cannot run level %s: %v", level, err)
+				}
+				home, err := filepath.EvalSymlinks(t.TempDir())
+				require.NoError(t, err)
+				target := filepath.Join(home, "shared", "go-build")
+				require.NoError(t, os.MkdirAll(target, 0o755))
+				link := filepath.Join(home, "ws", ".cache", "go-build")
+				require.NoError(t, os.MkdirAll(filepath.Dir(link), 0o755))
+				to := target
+				if relative {
+					to = filepath.Join("..", "..", "shared", "go-build")
+				}
+				require.NoError(t, os.Symlink(to, link))
+				ws := filepath.Join(home, "ws")
+				m, err := sandbox.ParseMode("0467")
+				require.NoError(t, err)
+				cfg := worker.Config{Spec: sandbox.Spec{Level: level, Mode: m, Workspace: filepath.Join(ws, "project"),
+					Home: ws, Writable: []string{link}},
+					Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute, IdleExit: time.Hour}
+				require.NoError(t, os.Mkdir(cfg.Spec.Workspace, 0o755))
+				cfg.Hidden = cfg.Spec.Hidden()
+				c := worker.New(cfg, os.Args[0], nil)
+				defer func() { assert.NoError(t, c.Close()) }()
+				r := c.Exec(context.Background(), "echo hi > ~/.cache/go-build/made.txt", time.Minute, 0)
+				require.NoError(t, r.Err)
+				require.Zero(t, r.ExitCode, r.Output)
+				b, err := os.ReadFile(filepath.Join(target, "made.txt"))
+				require.NoError(t, err, "the file reached the link's target on the host")
+				assert.Equal(t, "hi\n", string(b))
+			})
+		}
+	}
+}
