@@ -92,7 +92,7 @@ func (s ProjectStore) List(w io.Writer) error {
 // preview is the first non-blank line of the session's summary, else of its first
 // prompt.
 func (s ProjectStore) preview(id string) string {
-	line := firstLine(filepath.Join(s.Root, id, SummaryFile))
+	line := firstLine(filepath.Join(s.Root, id, SummaryFile), nil)
 	if line == "" {
 		st, err := (&DirStore{Dir: filepath.Join(s.Root, id)}).Load()
 		if err == nil && len(st.Turns) > 0 && st.Turns[0].IsUserText() {
@@ -102,7 +102,9 @@ func (s ProjectStore) preview(id string) string {
 	return textcut.ClipRunes(line, 60, "...")
 }
 
-func firstLine(path string) string {
+// firstLine is the first line of the file at path that, trimmed, is not empty and
+// not skipped; "" when there is none or the file cannot be read.
+func firstLine(path string, skip func(line string) bool) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -110,7 +112,7 @@ func firstLine(path string) string {
 	defer func() { _ = f.Close() }()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if t := strings.TrimSpace(sc.Text()); t != "" {
+		if t := strings.TrimSpace(sc.Text()); t != "" && (skip == nil || !skip(t)) {
 			return t
 		}
 	}

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -208,20 +207,7 @@ func findSkills(cfg Config) []skill {
 
 // skillSummary is the first non-empty line that is not a heading or front-matter fence.
 func skillSummary(path string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return ""
-	}
-	defer func() { _ = f.Close() }()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line == "---" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		return line
-	}
-	return ""
+	return firstLine(path, func(line string) bool { return line == "---" || strings.HasPrefix(line, "#") })
 }
 
 // skillSections renders the skill index and the selected skills.
