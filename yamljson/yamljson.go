@@ -91,7 +91,7 @@ type converter struct {
 	out    []byte
 	start  int
 	depth  int
-	active map[*yaml.Node]bool // alias targets being expanded, to stop cycles
+	active map[*yaml.Node]bool // the mappings and sequences being written, to stop cycles
 	enc    *json.Encoder
 	encBuf bytes.Buffer
 }
@@ -130,8 +130,14 @@ func (c *converter) write(n *yaml.Node, path string) error {
 		if err != nil {
 			return err
 		}
-		defer delete(c.active, t)
 		n = t
+	}
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		if c.active == nil {
+			c.active = map[*yaml.Node]bool{}
+		}
+		c.active[n] = true // an alias to it below is a cycle
+		defer delete(c.active, n)
 	}
 	c.depth++
 	defer func() { c.depth-- }()
@@ -152,7 +158,7 @@ func (c *converter) write(n *yaml.Node, path string) error {
 	return err
 }
 
-// resolve returns the target of alias n, marked active until the caller deletes it.
+// resolve returns the target of alias n, refusing one that contains n.
 func (c *converter) resolve(n *yaml.Node, path string) (*yaml.Node, error) {
 	t := n.Alias
 	switch {
@@ -163,10 +169,6 @@ func (c *converter) resolve(n *yaml.Node, path string) (*yaml.Node, error) {
 	case t.Kind == yaml.AliasNode:
 		return nil, fail(n, path, "alias *%s refers to another alias", n.Value)
 	}
-	if c.active == nil {
-		c.active = map[*yaml.Node]bool{}
-	}
-	c.active[t] = true
 	return t, nil
 }
 

@@ -83,7 +83,7 @@ func TestAppendErrors(t *testing.T) {
 		"local tag":             {give: "{a: !thing x}", wantPath: "v.a", wantLine: 1, wantCol: 5, wantMsg: "want a JSON value, got a value tagged !thing"},
 		"list as a key":         {give: "{a: 1, [b]: 2}", wantPath: "v", wantLine: 1, wantCol: 8, wantMsg: "a JSON object key must be a scalar, got a list"},
 		"duplicate key":         {give: "{a: 1, b: 2,\n a: 3}", wantPath: "v.a", wantLine: 2, wantCol: 2, wantMsg: `duplicate key "a" (first at 1:2)`},
-		"cyclic alias":          {give: "&x {a: [*x]}", wantPath: "v.a[0].a[0]", wantLine: 1, wantCol: 9, wantMsg: "alias *x refers to a value that contains it"},
+		"cyclic alias":          {give: "&x {a: [*x]}", wantPath: "v.a[0]", wantLine: 1, wantCol: 9, wantMsg: "alias *x refers to a value that contains it"},
 		"too deep": {give: "[[[[1]]]]", opts: yamljson.Options{MaxDepth: 3}, wantPath: "v[0][0][0]", wantLine: 1, wantCol: 4,
 			wantMsg: "nested more than 3 levels deep"},
 		"too large": {give: "[aaaa, bbbb, cccc]", opts: yamljson.Options{MaxBytes: 12}, wantPath: "v[1]", wantLine: 1, wantCol: 8,
