@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -79,8 +80,8 @@ func Index(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]
 // Append appends the compact JSON form of n to buf. path is the path of n, the
 // start of the paths in errors; on error the returned buffer is nil.
 func Append(buf []byte, n *yaml.Node, path string, o Options) ([]byte, error) {
-	c := &converter{o: o, out: buf, start: len(buf)}
-	if err := c.write(n, path); err != nil {
+	c := &converter{o: o, out: buf, start: len(buf), root: path}
+	if err := c.write(n); err != nil {
 		return nil, err
 	}
 	return c.out, nil
@@ -92,41 +93,69 @@ type converter struct {
 	start  int
 	depth  int
 	active map[*yaml.Node]bool // the mappings and sequences being written, to stop cycles
+	root   string
+	segs   []seg // the path below root, built into a string only when needed
 	enc    *json.Encoder
 	encBuf bytes.Buffer
 }
 
-func fail(n *yaml.Node, path, format string, args ...any) error {
-	return &Error{Node: n, Path: path, Msg: fmt.Sprintf(format, args...)}
+// seg is one step of a path: a key, or an index when index >= 0.
+type seg struct {
+	key   string
+	index int
+}
+
+// path is the path of the value being converted, by the rules of Join and Index.
+func (c *converter) path() string {
+	var b strings.Builder
+	b.WriteString(c.root)
+	for _, s := range c.segs {
+		switch {
+		case s.index >= 0:
+			b.WriteByte('[')
+			b.WriteString(strconv.Itoa(s.index))
+			b.WriteByte(']')
+		case b.Len() > 0:
+			b.WriteByte('.')
+			fallthrough
+		default:
+			b.WriteString(s.key)
+		}
+	}
+	return b.String()
+}
+
+func (c *converter) fail(n *yaml.Node, format string, args ...any) error {
+	return &Error{Node: n, Path: c.path(), Msg: fmt.Sprintf(format, args...)}
 }
 
 // hookErr places an error from a hook at n, unless the hook placed it already.
-func hookErr(n *yaml.Node, path string, err error) error {
+func (c *converter) hookErr(n *yaml.Node, err error) error {
 	if e, ok := errors.AsType[*Error](err); ok {
 		return e
 	}
-	return &Error{Node: n, Path: path, Msg: err.Error(), Err: err}
+	return &Error{Node: n, Path: c.path(), Msg: err.Error(), Err: err}
 }
 
-func (c *converter) write(n *yaml.Node, path string) error {
+func (c *converter) write(n *yaml.Node) error {
 	if c.o.Budget != nil {
 		if *c.o.Budget--; *c.o.Budget < 0 {
-			return fail(n, path, "too large: too many values after expanding aliases")
+			return c.fail(n, "too large: too many values after expanding aliases")
 		}
 	}
 	if c.o.MaxDepth > 0 && c.depth >= c.o.MaxDepth {
-		return fail(n, path, "nested more than %d levels deep", c.o.MaxDepth)
+		return c.fail(n, "nested more than %d levels deep", c.o.MaxDepth)
 	}
 	if c.o.Enter != nil {
-		e, release, err := c.o.Enter(n, path)
+		e, release, err := c.o.Enter(n, c.path())
 		if err != nil {
-			return hookErr(n, path, err)
+			return c.hookErr(n, err)
 		}
 		defer release()
 		n = e
 	}
 	if n.Kind == yaml.AliasNode {
-		t, err := c.resolve(n, path)
+		t, err := c.resolve(n)
 		if err != nil {
 			return err
 		}
@@ -144,36 +173,36 @@ func (c *converter) write(n *yaml.Node, path string) error {
 	var err error
 	switch n.Kind {
 	case yaml.MappingNode:
-		err = c.mapping(n, path)
+		err = c.mapping(n)
 	case yaml.SequenceNode:
-		err = c.sequence(n, path)
+		err = c.sequence(n)
 	case yaml.ScalarNode:
-		err = c.scalar(n, path)
+		err = c.scalar(n)
 	default:
-		err = fail(n, path, "want a JSON value, got %s", Describe(n))
+		err = c.fail(n, "want a JSON value, got %s", Describe(n))
 	}
 	if err == nil && c.o.MaxBytes > 0 && len(c.out)-c.start > c.o.MaxBytes {
-		err = fail(n, path, "too large: more than %d bytes as JSON by this value", c.o.MaxBytes)
+		err = c.fail(n, "too large: more than %d bytes as JSON by this value", c.o.MaxBytes)
 	}
 	return err
 }
 
 // resolve returns the target of alias n, refusing one that contains n.
-func (c *converter) resolve(n *yaml.Node, path string) (*yaml.Node, error) {
+func (c *converter) resolve(n *yaml.Node) (*yaml.Node, error) {
 	t := n.Alias
 	switch {
 	case t == nil:
-		return nil, fail(n, path, "unknown alias *%s", n.Value)
+		return nil, c.fail(n, "unknown alias *%s", n.Value)
 	case c.active[t]:
-		return nil, fail(n, path, "alias *%s refers to a value that contains it", n.Value)
+		return nil, c.fail(n, "alias *%s refers to a value that contains it", n.Value)
 	case t.Kind == yaml.AliasNode:
-		return nil, fail(n, path, "alias *%s refers to another alias", n.Value)
+		return nil, c.fail(n, "alias *%s refers to another alias", n.Value)
 	}
 	return t, nil
 }
 
-func (c *converter) mapping(n *yaml.Node, path string) error {
-	pairs, err := c.pairs(n, path)
+func (c *converter) mapping(n *yaml.Node) error {
+	pairs, err := c.pairs(n)
 	if err != nil {
 		return err
 	}
@@ -184,20 +213,22 @@ func (c *converter) mapping(n *yaml.Node, path string) error {
 		}
 		c.str(p.Key.Value)
 		c.out = append(c.out, ':')
-		if err := c.write(p.Value, Join(path, p.Key.Value)); err != nil {
+		c.segs = append(c.segs, seg{key: p.Key.Value, index: -1})
+		if err := c.write(p.Value); err != nil {
 			return err
 		}
+		c.segs = c.segs[:len(c.segs)-1]
 	}
 	c.out = append(c.out, '}')
 	return nil
 }
 
 // pairs lists the entries of mapping n, through the Pairs hook or by default.
-func (c *converter) pairs(n *yaml.Node, path string) ([]Pair, error) {
+func (c *converter) pairs(n *yaml.Node) ([]Pair, error) {
 	if c.o.Pairs != nil {
-		pairs, err := c.o.Pairs(n, path)
+		pairs, err := c.o.Pairs(n, c.path())
 		if err != nil {
-			return nil, hookErr(n, path, err)
+			return nil, c.hookErr(n, err)
 		}
 		return pairs, nil
 	}
@@ -209,10 +240,11 @@ func (c *converter) pairs(n *yaml.Node, path string) ([]Pair, error) {
 			k = k.Alias
 		}
 		if k.Kind != yaml.ScalarNode {
-			return nil, fail(k, path, "a JSON object key must be a scalar, got %s", Describe(k))
+			return nil, c.fail(k, "a JSON object key must be a scalar, got %s", Describe(k))
 		}
 		if first, dup := seen[k.Value]; dup {
-			return nil, fail(n.Content[i], Join(path, k.Value), "duplicate key %q (first at %d:%d)", k.Value, first.Line, first.Column)
+			return nil, &Error{Node: n.Content[i], Path: Join(c.path(), k.Value),
+				Msg: fmt.Sprintf("duplicate key %q (first at %d:%d)", k.Value, first.Line, first.Column)}
 		}
 		seen[k.Value] = n.Content[i]
 		pairs = append(pairs, Pair{Key: k, Value: n.Content[i+1]})
@@ -220,21 +252,23 @@ func (c *converter) pairs(n *yaml.Node, path string) ([]Pair, error) {
 	return pairs, nil
 }
 
-func (c *converter) sequence(n *yaml.Node, path string) error {
+func (c *converter) sequence(n *yaml.Node) error {
 	c.out = append(c.out, '[')
 	for i, e := range n.Content {
 		if i > 0 {
 			c.out = append(c.out, ',')
 		}
-		if err := c.write(e, Index(path, i)); err != nil {
+		c.segs = append(c.segs, seg{index: i})
+		if err := c.write(e); err != nil {
 			return err
 		}
+		c.segs = c.segs[:len(c.segs)-1]
 	}
 	c.out = append(c.out, ']')
 	return nil
 }
 
-func (c *converter) scalar(n *yaml.Node, path string) error {
+func (c *converter) scalar(n *yaml.Node) error {
 	tag := n.ShortTag()
 	if (tag == "!!int" || tag == "!!float") && isJSONNumber(n.Value) {
 		c.out = append(c.out, n.Value...) // keeps big and precise numbers exact
@@ -246,18 +280,18 @@ func (c *converter) scalar(n *yaml.Node, path string) error {
 	case "!!bool":
 		var b bool
 		if err := n.Decode(&b); err != nil {
-			return fail(n, path, "%q is not a boolean", n.Value)
+			return c.fail(n, "%q is not a boolean", n.Value)
 		}
 		c.out = strconv.AppendBool(c.out, b)
 	case "!!int":
-		return c.integer(n, path)
+		return c.integer(n)
 	case "!!float":
 		var f float64
 		if err := n.Decode(&f); err != nil {
-			return fail(n, path, "%q is not a number", n.Value)
+			return c.fail(n, "%q is not a number", n.Value)
 		}
 		if math.IsInf(f, 0) || math.IsNaN(f) {
-			return fail(n, path, "%s is not a finite number, which JSON cannot hold", n.Value)
+			return c.fail(n, "%s is not a finite number, which JSON cannot hold", n.Value)
 		}
 		b, _ := json.Marshal(f) // finite, so it cannot fail
 		c.out = append(c.out, b...)
@@ -265,21 +299,21 @@ func (c *converter) scalar(n *yaml.Node, path string) error {
 		s := n.Value
 		if c.o.String != nil {
 			var err error
-			if s, err = c.o.String(n, path); err != nil {
-				return hookErr(n, path, err)
+			if s, err = c.o.String(n, c.path()); err != nil {
+				return c.hookErr(n, err)
 			}
 		}
 		c.str(s)
 	case "!!timestamp", "!!binary":
 		c.str(n.Value) // as written: JSON has neither, and carries both as text
 	default:
-		return fail(n, path, "want a JSON value, got %s", Describe(n))
+		return c.fail(n, "want a JSON value, got %s", Describe(n))
 	}
 	return nil
 }
 
 // integer writes an integer that is not in JSON's grammar (0x1f, 0o17, +1, 1_000).
-func (c *converter) integer(n *yaml.Node, path string) error {
+func (c *converter) integer(n *yaml.Node) error {
 	var i int64
 	if err := n.Decode(&i); err == nil {
 		c.out = strconv.AppendInt(c.out, i, 10)
@@ -291,9 +325,9 @@ func (c *converter) integer(n *yaml.Node, path string) error {
 		return nil
 	}
 	if _, err := strconv.ParseInt(n.Value, 0, 64); errors.Is(err, strconv.ErrRange) {
-		return fail(n, path, "integer %s out of range: past 64 bits, write it in decimal", n.Value)
+		return c.fail(n, "integer %s out of range: past 64 bits, write it in decimal", n.Value)
 	}
-	return fail(n, path, "%q is not an integer", n.Value)
+	return c.fail(n, "%q is not an integer", n.Value)
 }
 
 // str appends s as a JSON string, leaving <, > and & unescaped. encoding/json writes

@@ -188,6 +188,12 @@ func TestPaths(t *testing.T) {
 	assert.Equal(t, "a.b", yamljson.Join("a", "b"))
 	assert.Equal(t, "a[3]", yamljson.Index("a", 3))
 	assert.Equal(t, "[0]", yamljson.Index("", 0))
+	for give, want := range map[string]string{"{a: [1, .inf]}": "a[1]", "[{b: .nan}]": "[0].b", ".inf": ""} {
+		_, err := yamljson.Append(nil, parse(t, give), "", yamljson.Options{})
+		e, ok := errors.AsType[*yamljson.Error](err)
+		require.True(t, ok, "%s: %v", give, err)
+		assert.Equal(t, want, e.Path, "path of the error in %s, from the root", give)
+	}
 }
 
 func TestDescribe(t *testing.T) {
