@@ -8,10 +8,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentrun/agentrun/fuzzguard"
 	"github.com/agentrun/agentrun/yamljson"
 )
+
+// TestMain checks that no test leaves a goroutine behind (fuzzguard's watchdog).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // parse returns the value of a one-document YAML text.
 func parse(t testing.TB, text string) *yaml.Node {
@@ -232,16 +237,18 @@ func FuzzAppend(f *testing.F) {
 		if yaml.Unmarshal([]byte(text), &doc) != nil || len(doc.Content) == 0 {
 			return
 		}
-		budget := 10_000
-		got, err := yamljson.Append(nil, doc.Content[0], "", yamljson.Options{MaxDepth: 64, MaxBytes: 1 << 16, Budget: &budget})
-		if err != nil {
-			if _, ok := errors.AsType[*yamljson.Error](err); !ok {
-				t.Fatalf("error %v is not an *Error", err)
+		fuzzguard.Run(len(text), func() {
+			budget := 10_000
+			got, err := yamljson.Append(nil, doc.Content[0], "", yamljson.Options{MaxDepth: 64, MaxBytes: 1 << 16, Budget: &budget})
+			if err != nil {
+				if e, ok := errors.AsType[*yamljson.Error](err); !ok || e.Node == nil || e.Msg == "" {
+					t.Fatalf("error %v is not an *Error with a node and a message", err)
+				}
+				return
 			}
-			return
-		}
-		if !json.Valid(got) {
-			t.Fatalf("%q converts to %s, which is not JSON", text, got)
-		}
+			if !json.Valid(got) {
+				t.Fatalf("%q converts to %s, which is not JSON", text, got)
+			}
+		})
 	})
 }
