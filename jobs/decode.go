@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentrun/agentrun/yamljson"
 )
 
 // maxVisits bounds the nodes one Parse visits, aliases counted each time they are
@@ -50,12 +52,8 @@ func newDecoder(ps *problems, env func(string) (string, bool), pos map[string]po
 
 func posOf(n *yaml.Node) position { return position{n.Line, n.Column} }
 
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
+// join is the path of key below path, by the rule of the JSON converter's paths.
+func join(path, key string) string { return yamljson.Join(path, key) }
 
 func (d *decoder) fieldsFor(t reflect.Type) []field {
 	fs, ok := d.fields[t]
@@ -155,46 +153,15 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, o opts) {
 	}
 }
 
-// describe names the YAML type of n for messages.
-func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!str":
-			return fmt.Sprintf("the string %q", n.Value)
-		case "!!int":
-			return "the integer " + n.Value
-		case "!!float":
-			return "the number " + n.Value
-		case "!!bool":
-			return "the boolean " + n.Value
-		case "!!null":
-			return "null"
-		case "!!timestamp":
-			return "the timestamp " + n.Value
-		}
-		return fmt.Sprintf("a value tagged %s", n.ShortTag())
-	default:
-		return "an unexpected node"
-	}
-}
-
 func (d *decoder) typeErr(n *yaml.Node, path, want string) {
-	d.ps.add(posOf(n), path, "want %s, got %s", want, describe(n))
+	d.ps.add(posOf(n), path, "want %s, got %s", want, yamljson.Describe(n))
 }
-
-// pair is one key and value of a mapping.
-type pair struct{ key, value *yaml.Node }
 
 // pairs returns the entries of mapping n with YAML merge keys ("<<: *anchor") applied:
 // explicit keys win over merged ones, earlier merges over later ones. It reports
 // duplicate and non-scalar keys and leaves them out.
-func (d *decoder) pairs(n *yaml.Node, path string) []pair {
-	var out []pair
+func (d *decoder) pairs(n *yaml.Node, path string) []yamljson.Pair {
+	var out []yamljson.Pair
 	seen := map[string]position{}
 	var merges []*yaml.Node
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -204,7 +171,7 @@ func (d *decoder) pairs(n *yaml.Node, path string) []pair {
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {
-			d.ps.add(posOf(k), path, "keys must be strings, got %s", describe(k))
+			d.ps.add(posOf(k), path, "keys must be strings, got %s", yamljson.Describe(k))
 			continue
 		}
 		if first, dup := seen[k.Value]; dup {
@@ -212,7 +179,7 @@ func (d *decoder) pairs(n *yaml.Node, path string) []pair {
 			continue
 		}
 		seen[k.Value] = posOf(k)
-		out = append(out, pair{k, val})
+		out = append(out, yamljson.Pair{Key: k, Value: val})
 	}
 	for _, m := range merges {
 		d.merge(m, path, seen, &out)
@@ -220,7 +187,7 @@ func (d *decoder) pairs(n *yaml.Node, path string) []pair {
 	return out
 }
 
-func (d *decoder) merge(m *yaml.Node, path string, seen map[string]position, out *[]pair) {
+func (d *decoder) merge(m *yaml.Node, path string, seen map[string]position, out *[]yamljson.Pair) {
 	m, release, ok := d.enter(m, path)
 	if !ok {
 		return
@@ -229,8 +196,8 @@ func (d *decoder) merge(m *yaml.Node, path string, seen map[string]position, out
 	switch m.Kind {
 	case yaml.MappingNode:
 		for _, p := range d.pairs(m, path) {
-			if _, dup := seen[p.key.Value]; !dup {
-				seen[p.key.Value] = posOf(p.key)
+			if _, dup := seen[p.Key.Value]; !dup {
+				seen[p.Key.Value] = posOf(p.Key)
 				*out = append(*out, p)
 			}
 		}
@@ -251,17 +218,17 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 	fields := d.fieldsFor(v.Type())
 	set := map[string]bool{}
 	for _, p := range d.pairs(n, path) {
-		key := p.key.Value
+		key := p.Key.Value
 		if v.Type() == specType && strings.HasPrefix(key, extensionPrefix) {
 			continue
 		}
 		i := indexOf(fields, key)
 		if i < 0 {
-			d.unknownKey(p.key, join(path, key), v.Type(), fields)
+			d.unknownKey(p.Key, join(path, key), v.Type(), fields)
 			continue
 		}
 		set[key] = true
-		d.decode(p.value, v.FieldByIndex(fields[i].index), join(path, key), fields[i].opts)
+		d.decode(p.Value, v.FieldByIndex(fields[i].index), join(path, key), fields[i].opts)
 	}
 	for _, f := range fields {
 		if f.required && !set[f.name] {
@@ -319,14 +286,14 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string, o opts) {
 	}
 	m := reflect.MakeMap(v.Type())
 	for _, p := range d.pairs(n, path) {
-		key := p.key.Value
+		key := p.Key.Value
 		kpath := join(path, key)
 		if msg := checkKey(o.keys, key); msg != "" {
-			d.ps.add(posOf(p.key), kpath, "%s", msg)
+			d.ps.add(posOf(p.Key), kpath, "%s", msg)
 			continue
 		}
 		e := reflect.New(v.Type().Elem()).Elem()
-		d.decode(p.value, e, kpath, o)
+		d.decode(p.Value, e, kpath, o)
 		m.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
 	}
 	v.Set(m)
@@ -359,8 +326,7 @@ func (d *decoder) rawJSON(n *yaml.Node, v reflect.Value, path string) {
 		d.typeErr(n, path, "a mapping (a JSON Schema object)")
 		return
 	}
-	c := jsonConverter{d: d, expand: true}
-	b, ok := c.convert(n, path)
+	b, ok := d.toJSON(n, path, true)
 	if !ok {
 		return
 	}

@@ -304,6 +304,21 @@ func TestParseInvalid(t *testing.T) {
 			wantLine: 5, wantCol: 20, wantField: "jobs[0].output_schema", wantMsg: "want a mapping (a JSON Schema object)",
 		},
 		{
+			name:     "output_schema with an infinite number",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    output_schema: {type: number, maximum: .inf}"),
+			wantLine: 5, wantCol: 44, wantField: "jobs[0].output_schema.maximum", wantMsg: ".inf is not a finite number, which JSON cannot hold",
+		},
+		{
+			name:     "output_schema with a local tag",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    output_schema: {type: !t string}"),
+			wantLine: 5, wantCol: 27, wantField: "jobs[0].output_schema.type", wantMsg: "want a JSON value, got a value tagged !t",
+		},
+		{
+			name:     "output_schema with an undefined variable",
+			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    output_schema: {type: object, description: '${NOPE}'}"),
+			wantLine: 5, wantCol: 48, wantField: "jobs[0].output_schema.description", wantMsg: "undefined variable ${NOPE}",
+		},
+		{
 			name:     "matrix value is a map",
 			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    matrix:", "      model: [a, {b: c}]"),
 			wantLine: 6, wantCol: 18, wantField: "jobs[0].matrix.model[1]", wantMsg: "want a string, number or boolean, got a mapping",

@@ -40,7 +40,7 @@ func TestOutputSchemaLimits(t *testing.T) {
 			wantMsg: "nested more than 64 levels deep", wantPath: strings.Repeat(".items", MaxOutputSchemaDepth)},
 		{name: "3000 deep", give: deepSchema(3000), wantCol: 20 + 8*MaxOutputSchemaDepth,
 			wantMsg: "nested more than 64 levels deep", wantPath: strings.Repeat(".items", MaxOutputSchemaDepth)},
-		{name: "too large", give: wideSchema(8000), wantMsg: "output_schema larger than 131072 bytes as JSON"},
+		{name: "too large", give: wideSchema(8000), wantMsg: "too large: more than 131072 bytes as JSON by this value"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,8 +34,7 @@ func yamlValue(t testing.TB, data []byte) (any, bool) {
 	if root == nil {
 		return nil, false
 	}
-	c := jsonConverter{d: newDecoder(ps, nil, map[string]position{})}
-	b, ok := c.convert(root, "")
+	b, ok := newDecoder(ps, nil, map[string]position{}).toJSON(root, "", false)
 	if !ok {
 		return nil, false
 	}

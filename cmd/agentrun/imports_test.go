@@ -31,11 +31,12 @@ var allowedImports = map[string][]string{
 	"transport/openai":        {"transport", "transport/jsonscan", "transport/openai/wire", "transport/sse", "protocol", "textcut"},
 	"transport/openai/wire":   {"transport", "transport/sse", "protocol", "textcut"},
 	"transport/responses":     {"transport", "transport/jsonscan", "transport/openai/wire", "transport/sse", "protocol", "textcut"},
-	"transport/scripted":      {"protocol", "textcut", "go.yaml.in/yaml/v3"},
+	"transport/scripted":      {"protocol", "textcut", "yamljson", "go.yaml.in/yaml/v3"},
 	"transport/transporttest": {"transport", "transport/sse", "protocol", "textcut", "fuzzguard", "github.com/stretchr/testify", "go.yaml.in/yaml/v3"},
 	"sink":                    {"protocol", "textcut"},
 	"protocol/eventschema":    {"github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
-	"jobs":                    {"go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
+	"yamljson":                {"go.yaml.in/yaml/v3"},
+	"jobs":                    {"yamljson", "go.yaml.in/yaml/v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"},
 	"pathname":                {},
 	"policy":                  {"pathname"},
 	"agent/tools":             {"policy", "pathname", "protocol", "textcut", "golang.org/x/sys"},
@@ -50,7 +51,7 @@ var allowedImports = map[string][]string{
 	// providers maps a session's settings to a transport client, for the runner; only
 	// cmd wires it (importedOnlyBy).
 	"providers": append([]string{"runner", "transport", "transport/anthropic", "transport/openai", "transport/openai/wire",
-		"transport/responses", "transport/scripted", "transport/sse", "transport/jsonscan"}, runnerImports...),
+		"transport/responses", "transport/scripted", "transport/sse", "transport/jsonscan", "yamljson"}, runnerImports...),
 	// telemetry is the OpenTelemetry side of the agent's Observer and the runner's
 	// Telemetry, wired in by cmd: neither of them sees the SDK.
 	"telemetry": append([]string{"agent", "agent/tools", "policy", "pathname", "protocol", "sink", "textcut", "go.uber.org/zap", "go.uber.org/multierr",
@@ -63,7 +64,7 @@ var allowedImports = map[string][]string{
 }
 
 // runnerImports are what runner may import.
-var runnerImports = append(append([]string{"jobs", "agent", "agent/tools", "policy", "pathname", "sink", "protocol", "textcut", "sandbox", "sandbox/netproxy", "worker",
+var runnerImports = append(append([]string{"jobs", "yamljson", "agent", "agent/tools", "policy", "pathname", "sink", "protocol", "textcut", "sandbox", "sandbox/netproxy", "worker",
 	"mcpclient", "github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
 	"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...), mcpLibs...)
 

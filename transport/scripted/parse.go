@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/agentrun/agentrun/protocol"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/yamljson"
 )
 
 // maxInputNodes bounds the YAML nodes visited while converting tool inputs, so that
@@ -18,8 +19,7 @@ const maxInputNodes = 1 << 18
 
 type parser struct {
 	name   string
-	budget int
-	path   []pathSeg // the tool-input path being converted, below its field
+	budget int // the tool-input values still allowed, shared by the whole script
 }
 
 func (p *parser) errf(n *yaml.Node, field, format string, args ...any) error {
@@ -30,15 +30,12 @@ func (p *parser) errf(n *yaml.Node, field, format string, args ...any) error {
 func (p *parser) fields(n *yaml.Node, path string, fn func(key string, v *yaml.Node, field string) error) error {
 	n = deref(n)
 	if n.Kind != yaml.MappingNode {
-		return p.errf(n, path, "want a mapping, got %s", kindName(n))
+		return p.errf(n, path, "want a mapping, got %s", yamljson.Describe(n))
 	}
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		field := k.Value
-		if path != "" {
-			field = path + "." + k.Value
-		}
+		field := yamljson.Join(path, k.Value)
 		if seen[k.Value] {
 			return p.errf(k, field, "duplicate field")
 		}
@@ -78,11 +75,11 @@ func (p *parser) steps(n *yaml.Node, path string) ([]Step, error) {
 		return nil, nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		return nil, p.errf(n, path, "want a list of steps, got %s", kindName(n))
+		return nil, p.errf(n, path, "want a list of steps, got %s", yamljson.Describe(n))
 	}
 	var out []Step
 	for i, sn := range n.Content {
-		st, err := p.step(deref(sn), fmt.Sprintf("%s[%d]", path, i))
+		st, err := p.step(deref(sn), yamljson.Index(path, i))
 		if err != nil {
 			return nil, err
 		}
@@ -138,11 +135,11 @@ func (p *parser) step(n *yaml.Node, path string) (Step, error) {
 
 func (p *parser) toolCalls(n *yaml.Node, path string) ([]ToolCall, error) {
 	if n.Kind != yaml.SequenceNode {
-		return nil, p.errf(n, path, "want a list of tool calls, got %s", kindName(n))
+		return nil, p.errf(n, path, "want a list of tool calls, got %s", yamljson.Describe(n))
 	}
 	var calls []ToolCall
 	for i, cn := range n.Content {
-		field := fmt.Sprintf("%s[%d]", path, i)
+		field := yamljson.Index(path, i)
 		c := ToolCall{Input: "{}"}
 		var stepsNode *yaml.Node
 		err := p.fields(cn, field, func(key string, v *yaml.Node, field string) error {
@@ -163,11 +160,14 @@ func (p *parser) toolCalls(n *yaml.Node, path string) ([]ToolCall, error) {
 					return nil
 				}
 				if v.Kind != yaml.MappingNode {
-					return p.errf(v, field, "want a mapping, got %s", kindName(v))
+					return p.errf(v, field, "want a mapping, got %s", yamljson.Describe(v))
 				}
-				b, err := p.toJSON(nil, v, field)
+				b, err := yamljson.Append(nil, v, field, yamljson.Options{Budget: &p.budget})
+				if e, ok := errors.AsType[*yamljson.Error](err); ok {
+					return p.errf(e.Node, e.Path, "%s", e.Msg)
+				}
 				c.Input = string(b)
-				return err
+				return nil
 			}
 			return p.errf(v, field, "unknown field (want name, input or steps)")
 		})
@@ -298,7 +298,7 @@ func (p *parser) header(n *yaml.Node, path string) (map[string]string, error) {
 	h := map[string]string{}
 	err := p.fields(n, path, func(key string, v *yaml.Node, field string) error {
 		if v.Kind != yaml.ScalarNode {
-			return p.errf(v, field, "want a scalar, got %s", kindName(v))
+			return p.errf(v, field, "want a scalar, got %s", yamljson.Describe(v))
 		}
 		h[key] = v.Value
 		return nil
@@ -308,7 +308,7 @@ func (p *parser) header(n *yaml.Node, path string) (map[string]string, error) {
 
 func (p *parser) str(n *yaml.Node, field string) (string, error) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		return "", p.errf(n, field, "want a string, got %s", kindName(n))
+		return "", p.errf(n, field, "want a string, got %s", yamljson.Describe(n))
 	}
 	return n.Value, nil
 }
@@ -316,7 +316,7 @@ func (p *parser) str(n *yaml.Node, field string) (string, error) {
 func (p *parser) boolean(n *yaml.Node, field string) (bool, error) {
 	var b bool
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
-		return false, p.errf(n, field, "want true or false, got %s", kindName(n))
+		return false, p.errf(n, field, "want true or false, got %s", yamljson.Describe(n))
 	}
 	return b, nil
 }
@@ -324,7 +324,7 @@ func (p *parser) boolean(n *yaml.Node, field string) (bool, error) {
 func (p *parser) count(n *yaml.Node, field string) (int64, error) {
 	var x int64
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" || n.Decode(&x) != nil {
-		return 0, p.errf(n, field, "want an integer, got %s", kindName(n))
+		return 0, p.errf(n, field, "want an integer, got %s", yamljson.Describe(n))
 	}
 	if x < 0 {
 		return 0, p.errf(n, field, "want a non-negative integer, got %d", x)
@@ -358,26 +358,3 @@ func deref(n *yaml.Node) *yaml.Node {
 	}
 	return n
 }
-
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.ScalarNode:
-		if n.ShortTag() == "!!null" {
-			return "null"
-		}
-		// A local tag such as "!" or "!x" has no "!!" to drop.
-		return fmt.Sprintf("%s %q", strings.TrimPrefix(n.ShortTag(), "!!"), n.Value)
-	case yaml.AliasNode:
-		return "an unresolved alias"
-	default:
-		// a document node never reaches here: the parser unwraps it
-	}
-	return "nothing"
-}
-
-// errBudget means a tool input expands to too many nodes.
-var errBudget = errors.New("tool input too large (too many nodes after expanding aliases)")
