@@ -134,7 +134,7 @@ func (c *Claude) convert(m protocol.Message) error {
 			Input: toolInput(m.Call.Input)})
 		return c.assistant(m.Parent, call, nil)
 	case protocol.KindToolResult:
-		return c.line(claudeUser{Type: "user", ParentToolUseID: parentOf(m.Parent),
+		return c.line(&claudeUser{Type: "user", ParentToolUseID: parentOf(m.Parent),
 			Message: claudeUserMessage{Role: "user", Content: []claudeBlock{toolResultBlock{Type: "tool_result",
 				ToolUseID: m.Result.ToolUseID, Content: m.Result.Content, IsError: m.Result.IsError}}}})
 	case protocol.KindUsage:
@@ -157,7 +157,7 @@ func (c *Claude) convert(m protocol.Message) error {
 		delete(c.calls, m.Parent) // the transport starts the call again
 		kind, _, _ := strings.Cut(m.Reason, ":")
 		status, word := apiError(protocol.ErrorKind(kind))
-		return c.line(claudeRetry{Type: "system", Subtype: "api_retry", Attempt: m.Attempt,
+		return c.line(&claudeRetry{Type: "system", Subtype: "api_retry", Attempt: m.Attempt,
 			RetryDelayMS: m.DelayMS, ErrorStatus: status, Error: word, Reason: m.Reason})
 	case protocol.KindError:
 		return c.error(m)
@@ -166,23 +166,23 @@ func (c *Claude) convert(m protocol.Message) error {
 		if m.Context.Trigger == "manual" {
 			trigger = "manual"
 		}
-		return c.line(claudeCompact{Type: "system", Subtype: "compact_boundary", ParentToolUseID: optParent(m.Parent),
+		return c.line(&claudeCompact{Type: "system", Subtype: "compact_boundary", ParentToolUseID: optParent(m.Parent),
 			CompactMetadata: claudeCompactMeta{Trigger: trigger, PreTokens: c.context}})
 	case protocol.KindSandboxViolation:
 		v := protocol.Violation{}
 		if m.Violation != nil {
 			v = *m.Violation
 		}
-		return c.line(claudeInfo{Type: "system", Subtype: "informational", Level: "warning", Tag: "sandbox_violation",
+		return c.line(&claudeInfo{Type: "system", Subtype: "informational", Level: "warning", Tag: "sandbox_violation",
 			Content: "sandbox refused " + v.Kind + ": " + v.Target, ParentToolUseID: optParent(m.Parent),
 			Violation: &claudeViolation{Kind: v.Kind, Target: v.Target}})
 	case protocol.KindMCPStatus:
 		if info, ok := mcpInfo(m); ok {
-			return c.line(info)
+			return c.line(&info)
 		}
 	case protocol.KindSubAgentStart:
 		s := subOf(m.Sub)
-		return c.line(claudeTaskStarted{Type: "system", Subtype: "task_started", TaskID: s.SessionID,
+		return c.line(&claudeTaskStarted{Type: "system", Subtype: "task_started", TaskID: s.SessionID,
 			ToolUseID: m.Parent, Description: s.Description, Prompt: s.Prompt})
 	case protocol.KindSubAgentResult:
 		s := subOf(m.Sub)
@@ -190,7 +190,7 @@ func (c *Claude) convert(m protocol.Message) error {
 		if s.Status != "ok" {
 			status = "failed"
 		}
-		return c.line(claudeTaskNotification{Type: "system", Subtype: "task_notification", TaskID: s.SessionID,
+		return c.line(&claudeTaskNotification{Type: "system", Subtype: "task_notification", TaskID: s.SessionID,
 			ToolUseID: m.Parent, Status: status, Summary: s.Text})
 	case protocol.KindResult:
 		if err := c.flushAll(); err != nil {
@@ -266,7 +266,7 @@ func (c *Claude) assistant(parent string, call *claudeCall, stop *string) error 
 		msg.Usage = usageOf(call.usage)
 	}
 	call.blocks, call.written = nil, true
-	return c.line(claudeAssistant{Type: "assistant", Message: msg, ParentToolUseID: parentOf(parent)})
+	return c.line(&claudeAssistant{Type: "assistant", Message: msg, ParentToolUseID: parentOf(parent)})
 }
 
 // flushAll writes what unfinished calls hold, the top level's last.
@@ -308,45 +308,20 @@ func (c *Claude) error(m protocol.Message) error {
 		stop := string(protocol.StopSequence)
 		msg := claudeMessage{ID: "msg_" + c.hash("call", c.ncalls)[:24], Type: "message", Role: "assistant", Model: "<synthetic>",
 			Content: []claudeBlock{textBlock{Type: "text", Text: "API Error: " + m.Err.Message}}, StopReason: &stop}
-		return c.line(claudeAssistant{Type: "assistant", Message: msg, ParentToolUseID: parentOf(m.Parent), Error: word})
+		return c.line(&claudeAssistant{Type: "assistant", Message: msg, ParentToolUseID: parentOf(m.Parent), Error: word})
 	}
-	return c.line(claudeInfo{Type: "system", Subtype: "informational", Level: "warning", Tag: "error",
+	return c.line(&claudeInfo{Type: "system", Subtype: "informational", Level: "warning", Tag: "error",
 		Content: string(m.Err.Kind) + ": " + m.Err.Message, ErrorKind: m.Err.Kind, ParentToolUseID: optParent(m.Parent)})
 }
 
+// claudeLine is one line of the stream, which line stamps with the session's id (but
+// init and result, which carry their own) and a fresh uuid.
+type claudeLine interface{ stamp(session, uuid string) }
+
 // line encodes v, with session_id and uuid set, as one line in c.buf.
-func (c *Claude) line(v any) error {
+func (c *Claude) line(v claudeLine) error {
 	c.lines++
-	id := c.uuid()
-	switch l := v.(type) {
-	case claudeInit:
-		l.UUID = id
-		v = l
-	case claudeAssistant:
-		l.SessionID, l.UUID = c.session, id
-		v = l
-	case claudeUser:
-		l.SessionID, l.UUID = c.session, id
-		v = l
-	case claudeRetry:
-		l.SessionID, l.UUID = c.session, id
-		v = l
-	case claudeCompact:
-		l.SessionID, l.UUID = c.session, id
-		v = l
-	case claudeInfo:
-		l.SessionID, l.UUID = c.session, id
-		v = l
-	case claudeTaskStarted:
-		l.SessionID, l.UUID = c.session, id
-		v = l
-	case claudeTaskNotification:
-		l.SessionID, l.UUID = c.session, id
-		v = l
-	case claudeResult:
-		l.UUID = id
-		v = l
-	}
+	v.stamp(c.session, c.uuid())
 	return c.enc.Encode(v)
 }
 

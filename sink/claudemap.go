@@ -17,7 +17,7 @@ func (c *Claude) init(s *protocol.SessionStart) error {
 	if tools == nil {
 		tools = []string{}
 	}
-	return c.line(claudeInit{Type: "system", Subtype: "init", Cwd: s.Cwd, SessionID: s.SessionID, Tools: tools,
+	return c.line(&claudeInit{Type: "system", Subtype: "init", Cwd: s.Cwd, SessionID: s.SessionID, Tools: tools,
 		MCPServers: claudeMCPServers(s.MCPServers), Model: s.Model, PermissionMode: "bypassPermissions", SlashCommands: []string{},
 		APIKeySource: "none", ClaudeCodeVersion: c.version, OutputStyle: "default", Agents: []string{},
 		Skills: []string{}, Plugins: []claudePlugin{}, Provider: s.Provider, JobID: s.JobID,
@@ -61,7 +61,7 @@ func (c *Claude) result(r *protocol.Result) error {
 		}
 		out.Errors = []string{msg}
 	}
-	return c.line(out)
+	return c.line(&out)
 }
 
 func sandboxOf(s *protocol.Sandbox) *claudeSandbox {

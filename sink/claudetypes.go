@@ -13,6 +13,18 @@ import (
 // consumers ignore.
 
 // claudeInit is the system/init line that opens a session.
+// claudeIDs are the session_id and uuid every line but init and result carries in the
+// same place; stamp sets them as the line is written.
+type claudeIDs struct {
+	SessionID string `json:"session_id"`
+	UUID      string `json:"uuid"`
+}
+
+func (i *claudeIDs) stamp(session, uuid string) { i.SessionID, i.UUID = session, uuid }
+
+func (l *claudeInit) stamp(_, uuid string)   { l.UUID = uuid }
+func (l *claudeResult) stamp(_, uuid string) { l.UUID = uuid }
+
 type claudeInit struct {
 	Type              string         `json:"type"`    // "system"
 	Subtype           string         `json:"subtype"` // "init"
@@ -57,9 +69,8 @@ type claudeAssistant struct {
 	Type            string        `json:"type"` // "assistant"
 	Message         claudeMessage `json:"message"`
 	ParentToolUseID *string       `json:"parent_tool_use_id"`
-	SessionID       string        `json:"session_id"`
-	UUID            string        `json:"uuid"`
-	Error           string        `json:"error,omitempty"`
+	claudeIDs
+	Error string `json:"error,omitempty"`
 }
 
 // claudeMessage is the Anthropic Messages API message (BetaMessage).
@@ -141,8 +152,7 @@ type claudeUser struct {
 	Type            string            `json:"type"` // "user"
 	Message         claudeUserMessage `json:"message"`
 	ParentToolUseID *string           `json:"parent_tool_use_id"`
-	SessionID       string            `json:"session_id"`
-	UUID            string            `json:"uuid"`
+	claudeIDs
 }
 
 type claudeUserMessage struct {
@@ -159,9 +169,8 @@ type claudeRetry struct {
 	RetryDelayMS int64  `json:"retry_delay_ms"`
 	ErrorStatus  *int   `json:"error_status"`
 	Error        string `json:"error"`
-	SessionID    string `json:"session_id"`
-	UUID         string `json:"uuid"`
-	Reason       string `json:"reason"` // agentrun's retry reason
+	claudeIDs
+	Reason string `json:"reason"` // agentrun's retry reason
 }
 
 // claudeCompact is a system/compact_boundary line.
@@ -169,9 +178,8 @@ type claudeCompact struct {
 	Type            string            `json:"type"`    // "system"
 	Subtype         string            `json:"subtype"` // "compact_boundary"
 	CompactMetadata claudeCompactMeta `json:"compact_metadata"`
-	SessionID       string            `json:"session_id"`
-	UUID            string            `json:"uuid"`
-	ParentToolUseID *string           `json:"parent_tool_use_id,omitempty"`
+	claudeIDs
+	ParentToolUseID *string `json:"parent_tool_use_id,omitempty"`
 }
 
 type claudeCompactMeta struct {
@@ -182,13 +190,12 @@ type claudeCompactMeta struct {
 // claudeInfo is a system/informational line: agentrun's sandbox violations and the
 // errors that are not the model API's.
 type claudeInfo struct {
-	Type            string             `json:"type"`    // "system"
-	Subtype         string             `json:"subtype"` // "informational"
-	Content         string             `json:"content"`
-	Level           string             `json:"level"` // "warning"
-	Tag             string             `json:"tag"`   // "sandbox_violation" or "error"
-	SessionID       string             `json:"session_id"`
-	UUID            string             `json:"uuid"`
+	Type    string `json:"type"`    // "system"
+	Subtype string `json:"subtype"` // "informational"
+	Content string `json:"content"`
+	Level   string `json:"level"` // "warning"
+	Tag     string `json:"tag"`   // "sandbox_violation" or "error"
+	claudeIDs
 	ParentToolUseID *string            `json:"parent_tool_use_id,omitempty"`
 	Violation       *claudeViolation   `json:"violation,omitempty"`
 	ErrorKind       protocol.ErrorKind `json:"error_kind,omitempty"`
@@ -209,8 +216,7 @@ type claudeTaskStarted struct {
 	ToolUseID   string `json:"tool_use_id"`
 	Description string `json:"description"`
 	Prompt      string `json:"prompt"`
-	SessionID   string `json:"session_id"`
-	UUID        string `json:"uuid"`
+	claudeIDs
 }
 
 type claudeTaskNotification struct {
@@ -221,8 +227,7 @@ type claudeTaskNotification struct {
 	Status     string `json:"status"` // "completed" or "failed"
 	OutputFile string `json:"output_file"`
 	Summary    string `json:"summary"`
-	SessionID  string `json:"session_id"`
-	UUID       string `json:"uuid"`
+	claudeIDs
 }
 
 // claudeResult is the final result line.
