@@ -25,6 +25,7 @@ func call(t *testing.T, s *mcpclient.Set, tool, input string) (string, bool) {
 }
 
 func TestStdioServer(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cfg := h.stdio("test", "ok")
 	cfg.Offers = func(name string) bool { return name != "garble" }
@@ -76,6 +77,7 @@ func TestStdioServer(t *testing.T) {
 // TestStartupFaults checks each way a server can fail to connect: the status, the
 // reason, and that nothing is left running.
 func TestStartupFaults(t *testing.T) {
+	t.Parallel()
 	tests := map[string]struct {
 		mode, status string
 		reason       []string
@@ -90,6 +92,7 @@ func TestStartupFaults(t *testing.T) {
 	}
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			h := newHarness(t)
 			cfg := h.stdio("srv", tt.mode)
 			if tt.status == protocol.MCPTimeout {
@@ -126,6 +129,7 @@ func TestStartupFaults(t *testing.T) {
 }
 
 func TestOptionalServerFailureIsAWarning(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	bad := h.stdio("bad", "exit")
 	s := h.connect(h.stdio("good", "ok"), bad)
@@ -141,6 +145,7 @@ func TestOptionalServerFailureIsAWarning(t *testing.T) {
 }
 
 func TestCallFaults(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	cfg := h.stdio("test", "ok")
 	cfg.CallTimeout = time.Second
@@ -183,6 +188,7 @@ func TestCallFaults(t *testing.T) {
 // TestACrashWhileIdle checks that a server that exits between calls is reported at
 // once, and restarted for the next call, which runs.
 func TestACrashWhileIdle(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := h.connect(h.stdio("test", "ok"))
 	pids := marked(t, h.mark)
@@ -196,6 +202,7 @@ func TestACrashWhileIdle(t *testing.T) {
 }
 
 func TestElicitationAndSamplingAreDeclined(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := h.connect(h.stdio("test", "ok"))
 	out, isErr := call(t, s, "mcp__test__ask", `{}`)
@@ -218,6 +225,7 @@ func httpServer(t *testing.T, token string) string {
 }
 
 func TestHTTPServer(t *testing.T) {
+	t.Parallel()
 	url := httpServer(t, "t0ken")
 	tests := map[string]struct {
 		headers map[string]string
@@ -251,6 +259,7 @@ func TestHTTPServer(t *testing.T) {
 }
 
 func TestHTTPServerUnreachable(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close() // nothing listens there any more
@@ -263,6 +272,7 @@ func TestHTTPServerUnreachable(t *testing.T) {
 
 // TestToolNames checks the names tools are offered as.
 func TestToolNames(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := h.connect(h.stdio("my-server", "ok"))
 	for _, sp := range s.Specs() {
@@ -272,6 +282,7 @@ func TestToolNames(t *testing.T) {
 }
 
 func TestSessionCancelEndsACall(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	s := h.connect(h.stdio("test", "ok"))
 	ctx, cancel := context.WithCancel(t.Context())
