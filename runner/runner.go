@@ -226,16 +226,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	// more than the log is worth.
 	runLogBuf := bufio.NewWriterSize(runLog, 64<<10)
 
-	st := &runState{
-		r: r, spec: spec, plan: plan,
-		runLog: sink.NewSyncWriter(runLogBuf), stdout: sink.NewSyncWriter(r.opts.Stdout),
-		results: make([]*protocol.Result, len(plan.Run)),
-		budget:  newRunBudget(spec.Budget),
-		lines:   jobLines(spec),
-		primer:  newPrimer(r.opts.Now),
-		// No tool may see the artifacts of the run's sessions.
-		sessionsDir: filepath.Join(absOr(r.opts.Out), SessionsDir),
-	}
+	// No tool may see the artifacts of the run's sessions.
+	st := r.newRunState(spec, plan, runLogBuf, filepath.Join(absOr(r.opts.Out), SessionsDir))
+	st.results = make([]*protocol.Result, len(plan.Run))
 	if len(plan.Resolved) == len(plan.Run) {
 		st.resolved = make(map[string]ProviderInfo, len(plan.Run))
 		for i, s := range plan.Run {
@@ -246,11 +239,6 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	st.cancelRun = cancelRun
-	slots := r.opts.SubAgentSlots
-	if slots <= 0 {
-		slots = 2 * plan.Concurrency
-	}
-	st.subAgents = make(chan struct{}, slots)
 	st.progress = newProgress(r.opts, len(plan.Run)+len(plan.Reused), plan.Concurrency, r.opts.Now)
 	for _, res := range plan.Reused {
 		st.progress.reused(res)
@@ -333,6 +321,22 @@ type runState struct {
 	sessionsDir string
 	// one configures the session of RunSession; it is zero in a run of a spec.
 	one SessionOptions
+}
+
+// newRunState is the state shared by the sessions of plan, a run of spec: its run.log
+// is runLog, and sessionsDir is hidden from every tool. Sub-agents get twice the
+// plan's concurrency in slots unless Options.SubAgentSlots says otherwise.
+func (r *Runner) newRunState(spec *jobs.Spec, plan *Plan, runLog io.Writer, sessionsDir string) *runState {
+	slots := r.opts.SubAgentSlots
+	if slots <= 0 {
+		slots = 2 * plan.Concurrency
+	}
+	return &runState{
+		r: r, spec: spec, plan: plan,
+		runLog: sink.NewSyncWriter(runLog), stdout: sink.NewSyncWriter(r.opts.Stdout),
+		budget: newRunBudget(spec.Budget), lines: jobLines(spec), primer: newPrimer(r.opts.Now),
+		sessionsDir: sessionsDir, subAgents: make(chan struct{}, slots),
+	}
 }
 
 // dirOf is the artifact folder of a session of the run.

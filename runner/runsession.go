@@ -44,14 +44,9 @@ func (r *Runner) RunSession(ctx context.Context, s jobs.Session, dir string, so 
 	if err != nil {
 		return nil, fmt.Errorf("run session: %w", err)
 	}
-	spec := &jobs.Spec{}
-	st := &runState{
-		r: r, spec: spec, plan: &Plan{Run: []jobs.Session{s}, Concurrency: 1},
-		runLog: sink.NewSyncWriter(io.Discard), stdout: sink.NewSyncWriter(r.opts.Stdout),
-		budget: newRunBudget(spec.Budget), lines: map[string]int{}, primer: newPrimer(r.opts.Now),
-		// No tool may see the artifacts of the session or of its neighbours.
-		sessionsDir: filepath.Dir(abs), one: so,
-	}
+	// No tool may see the artifacts of the session or of its neighbours.
+	st := r.newRunState(&jobs.Spec{}, &Plan{Run: []jobs.Session{s}, Concurrency: 1}, io.Discard, filepath.Dir(abs))
+	st.one = so
 	if r.opts.Resolve != nil {
 		if info, err := r.opts.Resolve(s); err == nil {
 			st.resolved = map[string]ProviderInfo{s.Key: info}
@@ -60,11 +55,6 @@ func (r *Runner) RunSession(ctx context.Context, s jobs.Session, dir string, so 
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	st.cancelRun = cancel
-	slots := r.opts.SubAgentSlots
-	if slots <= 0 {
-		slots = 2
-	}
-	st.subAgents = make(chan struct{}, slots)
 	st.progress = newProgress(r.opts, 1, 1, r.opts.Now)
 	res := st.runSession(ctx, s, abs)
 	st.progress.finished(res)
