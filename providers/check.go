@@ -18,7 +18,7 @@ func (p *Pool) Check(sessions []jobs.Session) ([]string, error) {
 	fallback := false
 	var models []string
 	for _, s := range sessions {
-		c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
+		c, err := p.resolve(s.Settings)
 		if err != nil {
 			return nil, fmt.Errorf("session %s: %w", s.Key, err)
 		}

@@ -80,9 +80,11 @@ func New(cfg Config, flags Overrides, log *zap.Logger) *Pool {
 
 var _ runner.Providers = (*Pool)(nil)
 
-// resolve applies the precedence flags > environment > job spec > defaults.
-func (p *Pool) resolve(specProvider, specModel, specBaseURL, script string) (providerChoice, error) {
-	c := providerChoice{script: script}
+// resolve chooses the provider of a session's settings, by the precedence flags >
+// environment > job spec > defaults.
+func (p *Pool) resolve(set jobs.Resolved) (providerChoice, error) {
+	specProvider, specModel, specBaseURL := string(set.Provider), set.Model, set.BaseURL
+	c := providerChoice{script: set.Script}
 	c.name = cmp.Or(p.flags.Provider, p.cfg.Provider, specProvider)
 	model := cmp.Or(p.flags.Model, p.cfg.Model, specModel)
 	anthropicSet := p.cfg.AnthropicKey != "" || p.cfg.AnthropicBase != ""
@@ -242,13 +244,13 @@ func isOpenAIModel(m string) bool {
 // Resolve names the provider and model of s without making the provider
 // (runner.Options.Resolve).
 func (p *Pool) Resolve(s jobs.Session) (runner.ProviderInfo, error) {
-	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
+	c, err := p.resolve(s.Settings)
 	return runner.ProviderInfo{Name: c.name, Model: c.model}, err
 }
 
 // Provider implements runner.Providers.
 func (p *Pool) Provider(s jobs.Session, live runner.Liveness) (agent.Provider, runner.ProviderInfo, error) {
-	c, err := p.resolve(string(s.Settings.Provider), s.Settings.Model, s.Settings.BaseURL, s.Settings.Script)
+	c, err := p.resolve(s.Settings)
 	if err != nil {
 		return nil, runner.ProviderInfo{}, err
 	}
