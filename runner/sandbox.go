@@ -67,6 +67,15 @@ func (r *Runner) checkSandbox(sessions []jobs.Session) error {
 		return fmt.Errorf("%w: %s (run 'agentrun sandbox check'; set sandbox.level to a level this machine has, or off)",
 			ErrSandbox, strings.Join(missing, "; "))
 	}
+	if len(seen) > 1 || !seen[sandbox.LevelOff] {
+		// A run killed with SIGKILL before this one could not remove its sessions'
+		// cgroups; this run's go next to them.
+		if n, err := sandbox.RemoveStalePids(); err != nil {
+			r.log.Warn("remove stale session cgroups", zapErr(err))
+		} else if n > 0 {
+			r.log.Info("removed the session cgroups of runs that were killed", zap.Int("cgroups", n))
+		}
+	}
 	return nil
 }
 

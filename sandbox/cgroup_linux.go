@@ -118,3 +118,51 @@ func pidsBase() (string, error) {
 	}
 	return "", errors.New("pids cgroup: no writable pids hierarchy")
 }
+
+// RemoveStalePids removes the empty session cgroups that agentrun processes which no
+// longer run left below this process's own: a run killed with SIGKILL cannot remove
+// its own, and its workers die with it (their parent-death signal), which leaves the
+// folders empty. A cgroup that still has tasks, or whose creator is alive, stays. It
+// returns how many it removed; no pids hierarchy is not an error.
+func RemoveStalePids() (int, error) {
+	base, err := pidsBase()
+	if err != nil {
+		return 0, nil
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return 0, fmt.Errorf("pids cgroup: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		pid, ok := creatorOf(e.Name())
+		if !ok || !e.IsDir() || processExists(pid) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(base, e.Name())); err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// creatorOf reads the pid in a session cgroup's name (agentrun-PID-N).
+func creatorOf(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, "agentrun-")
+	if !ok {
+		return 0, false
+	}
+	text, seq, ok := strings.Cut(rest, "-")
+	if _, err := strconv.Atoi(seq); !ok || err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(text)
+	return pid, err == nil && pid > 0
+}
+
+// processExists reports whether pid names a process this one can see (one it may not
+// signal exists too).
+func processExists(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -21,3 +21,6 @@ func (*Pids) Add(int) error { return nil }
 
 // Remove does nothing.
 func (*Pids) Remove() error { return nil }
+
+// RemoveStalePids does nothing: there are no cgroups.
+func RemoveStalePids() (int, error) { return 0, nil }

@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -152,9 +155,16 @@ func TestSignalKillResume(t *testing.T) {
 	// five-minute sleep) is ended by its process reaper, not by the test.
 	waitFor(t, "the reaper to end the killed run's tools", func() bool { return len(markerProcesses(t, marker)) == 0 })
 
+	// As root each session had a pids cgroup, which the killed run could not remove.
+	killed := sessionCgroups(t, cmd.Process.Pid)
+	if os.Getuid() == 0 {
+		require.NotEmpty(t, killed, "the killed run left its sessions' cgroups")
+	}
+
 	o := agentrun(t, invocation{bin: leakBin, args: runArgs(spec, out, "--resume"), env: env})
 	t.Logf("resumed in %s", o.elapsed.Round(10*time.Millisecond))
 	require.Equal(t, 0, o.code, "stderr:\n%s", lastLines(o.stderr, 20))
+	assert.Empty(t, sessionCgroups(t, cmd.Process.Pid), "the resumed run removed the killed run's empty cgroups")
 	assertNoProcesses(t, marker)
 	assertNoGoroutines(t, o.stderr)
 
@@ -179,4 +189,31 @@ func TestSignalKillResume(t *testing.T) {
 	}
 	assert.Len(t, rerun, e2eSessions-succeeded, "the resumed run ran only what was missing")
 	assertNoSecrets(t, out, sec.values(), o.stdout, o.stderr)
+}
+
+// sessionCgroups lists the session cgroups (agentrun-PID-N) the agentrun process pid
+// made next to where this process is, in each pids hierarchy, v1 or v2.
+func sessionCgroups(t *testing.T, pid int) []string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/cgroup")
+	require.NoError(t, err)
+	var found []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		roots := []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}
+		if slices.Contains(strings.Split(parts[1], ","), "pids") {
+			roots = []string{"/sys/fs/cgroup/pids"}
+		} else if parts[1] != "" {
+			continue
+		}
+		for _, root := range roots {
+			m, err := filepath.Glob(filepath.Join(root, parts[2], fmt.Sprintf("agentrun-%d-*", pid)))
+			require.NoError(t, err)
+			found = append(found, m...)
+		}
+	}
+	return found
 }

@@ -1,0 +1,55 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRemoveStalePids makes, next to where this process's sessions would go, the
+// cgroups a killed run leaves (empty, creator gone), one that still has a task, and one
+// of a live process, and checks that only the first kind is removed from the
+// hierarchy.
+func TestRemoveStalePids(t *testing.T) {
+	base, err := pidsBase()
+	if err != nil {
+		t.Skipf("no writable pids hierarchy (%v): nothing to leave behind", err)
+	}
+	gone := exec.Command("true")
+	require.NoError(t, gone.Run())
+	dead := gone.Process.Pid
+	require.False(t, processExists(dead), "pid %d was reused", dead)
+	mk := func(name string) string {
+		dir := filepath.Join(base, name)
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		t.Cleanup(func() { _ = os.Remove(dir) })
+		return dir
+	}
+	stale := []string{mk(fmt.Sprintf("agentrun-%d-1", dead)), mk(fmt.Sprintf("agentrun-%d-2", dead))}
+	live := mk(fmt.Sprintf("agentrun-%d-999", os.Getpid()))
+	other := mk(fmt.Sprintf("agentrun-%d-x", dead)) // not a session cgroup's name
+	busy := mk(fmt.Sprintf("agentrun-%d-3", dead))
+	sleeper := exec.Command("sleep", "60")
+	require.NoError(t, sleeper.Start())
+	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
+	p := &Pids{dir: busy}
+	require.NoError(t, p.Add(sleeper.Process.Pid))
+
+	n, err := RemoveStalePids()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, n, len(stale))
+	for _, dir := range stale {
+		assert.NoDirExists(t, dir, "an empty cgroup of a dead run is removed")
+	}
+	assert.DirExists(t, live, "a live process's cgroup stays")
+	assert.DirExists(t, other)
+	assert.DirExists(t, busy, "a cgroup with a task stays")
+	require.NoError(t, sleeper.Process.Kill())
+	_ = sleeper.Wait()
+	require.NoError(t, p.Remove())
+}
