@@ -9,8 +9,8 @@
 #   docker run --rm -v "$PWD:/work" -w /work -e ANTHROPIC_API_KEY agentrun run jobs.yaml --out out
 #
 # It carries no toolchain: for jobs whose checks need one (the quick start runs go test),
-# start FROM the toolchain's image and COPY --from this one /usr/local/bin/agentrun and
-# /usr/bin/tini-static (the README's Docker section). For a Kubernetes Job see
+# start FROM the toolchain's image and COPY --from this one /usr/local/bin/agentrun,
+# /usr/local/bin/agentrun-worker and /usr/bin/tini-static (the README's Docker section). For a Kubernetes Job see
 # examples/kubernetes/.
 
 ARG GO_VERSION=1.26
@@ -23,11 +23,12 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
-# A static binary: no cgo, no paths of this machine in it, the version stamped in.
+# Static binaries: no cgo, no paths of this machine in them, the version stamped in;
+# agentrun and its sessions' worker in one build, as agentrun-worker must be.
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERSION}" -o /out/agentrun ./cmd/agentrun
+    go build -trimpath -ldflags "-s -w -X main.buildVersion=${VERSION}" -o /out/ ./cmd/agentrun ./cmd/agentrun-worker
 
 FROM debian:trixie-slim
 ARG VERSION=dev
@@ -43,7 +44,7 @@ RUN apt-get update \
  && groupadd --gid 10001 agentrun \
  && useradd --uid 10001 --gid 10001 --create-home --shell /bin/bash agentrun \
  && git config --system --add safe.directory '*'
-COPY --from=build /out/agentrun /usr/local/bin/agentrun
+COPY --from=build /out/agentrun /out/agentrun-worker /usr/local/bin/
 USER 10001:10001
 WORKDIR /home/agentrun
 # tini is PID 1: it forwards SIGTERM and SIGINT to agentrun and reaps zombies.

@@ -5,6 +5,7 @@ package examples_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
@@ -24,9 +26,24 @@ import (
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
+// workerBin is the agentrun-worker the examples' sessions run their tools in.
+var workerBin string
+
 func TestMain(m *testing.M) {
-	worker.ExitIfWorker() // the runner starts this test binary as its sessions' worker
-	goleak.VerifyTestMain(m)
+	worker.ExitIfWorker() // a worker of this test binary, should a test start one
+	dir, err := os.MkdirTemp("", "agentrun-worker-")
+	if err == nil {
+		workerBin, err = workertest.Build(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "examples tests:", err)
+		_ = os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		_ = os.RemoveAll(dir)
+		os.Exit(code)
+	}))
 }
 
 // scriptedProviders gives every session the scripted model playing the session's
@@ -197,6 +214,7 @@ func TestExamples(t *testing.T) {
 				Out: out, Providers: scriptedProviders{}, Environ: toolEnviron(),
 				Home: home, InstructionHome: filepath.Join(home, ".agentrun"),
 				LookupEnv: func(string) (string, bool) { return "", false }, Version: "test",
+				Sandbox: runner.SandboxOptions{Binary: workerBin},
 			})
 			sum, err := r.Run(context.Background(), spec)
 			require.NoError(t, err)
@@ -301,4 +319,43 @@ func readFile(t *testing.T, path string) string {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// TestMCPProjectNeedsOnlyAgentrunsModules holds the MCP example's project to the module
+// versions agentrun itself requires: its tracker is built with GOPROXY off, from the
+// module cache that building agentrun filled, so a version agentrun does not use would
+// be missing on a fresh machine.
+func TestMCPProjectNeedsOnlyAgentrunsModules(t *testing.T) {
+	t.Parallel()
+	ours := requires(t, filepath.Join("..", "go.mod"))
+	theirs := requires(t, filepath.Join("mcp", "project", "go.mod"))
+	require.NotEmpty(t, theirs)
+	for mod, v := range theirs {
+		assert.Equal(t, ours[mod], v, "examples/mcp/project/go.mod requires %s %s; agentrun's go.mod has %q", mod, v, ours[mod])
+	}
+}
+
+// requires reads the module versions a go.mod file requires, in its single-line and
+// block forms.
+func requires(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	out := map[string]string{}
+	block := false
+	for _, line := range strings.Split(string(b), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 2 && f[0] == "require" && f[1] == "(":
+			block = true
+		case block && len(f) == 1 && f[0] == ")":
+			block = false
+		case block && len(f) == 2:
+			out[f[0]] = f[1]
+		case len(f) == 3 && f[0] == "require":
+			out[f[1]] = f[2]
+		}
+	}
+	return out
 }

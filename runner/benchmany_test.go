@@ -72,7 +72,7 @@ jobs:
 	var peak usage
 	for i := range b.N {
 		out := filepath.Join(dir, fmt.Sprint(i))
-		r := runner.New(runner.Options{Out: out, Providers: p, Environ: os.Environ()})
+		r := newRunner(runner.Options{Out: out, Providers: p, Environ: os.Environ()})
 		s := startProcSampler(os.Getpid(), time.Second)
 		cpu0, workers0 := cpuTime(b)
 		start := time.Now()

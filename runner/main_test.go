@@ -1,18 +1,46 @@
 package runner_test
 
 import (
+	"fmt"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
+	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
+
+// workerBin is the agentrun-worker the sessions of these tests run their tools in.
+var workerBin string
 
 // TestMain fails the package's tests when a goroutine outlives them: every session,
 // watchdog, progress ticker and HTTP connection must have been waited for or closed.
 func TestMain(m *testing.M) {
-	worker.ExitIfWorker()  // the runner starts this test binary as its sessions' worker
-	mcptest.ExitIfServer() // and as their stdio MCP server
-	goleak.VerifyTestMain(m)
+	worker.ExitIfWorker()  // the internal tests start this test binary as their sessions' worker
+	mcptest.ExitIfServer() // and the sessions' workers start it as their stdio MCP server
+	dir, err := os.MkdirTemp("", "agentrun-worker-")
+	if err == nil {
+		workerBin, err = workertest.Build(dir)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner tests:", err)
+		_ = os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		_ = os.RemoveAll(dir)
+		os.Exit(code)
+	}))
+}
+
+// newRunner is runner.New with the sessions' workers run as workerBin, unless o names
+// a worker binary itself.
+func newRunner(o runner.Options) *runner.Runner {
+	if o.Sandbox.Binary == "" {
+		o.Sandbox.Binary = workerBin
+	}
+	return runner.New(o)
 }

@@ -85,7 +85,7 @@ jobs:
   - {id: many, model: answer, repeat: 100, prompt: Say so., sandbox: {level: "off"}}
 `)
 	out := filepath.Join(dir, "out")
-	sum, err := runner.New(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 	if err != nil {
 		require.ErrorIs(t, err, runner.ErrOpenFiles)
 		fmt.Println(err)

@@ -67,7 +67,7 @@ concurrency: 8
 jobs:
   - {id: many, model: answer, repeat: %d, prompt: Say so., sandbox: {level: "off"}}
 `, syncSessions))
-	sum, err := runner.New(runner.Options{Out: filepath.Join(dir, "out"), Providers: newInProcess(loadScripts(t))}).
+	sum, err := newRunner(runner.Options{Out: filepath.Join(dir, "out"), Providers: newInProcess(loadScripts(t))}).
 		Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, syncSessions, sum.Totals.Passed)

@@ -39,8 +39,8 @@ type Client struct {
 	lastPID int
 }
 
-// New returns a client that runs the worker as binary (the agentrun executable, which
-// dispatches Command to Main). activity, when set, hears of tool progress.
+// New returns a client that runs the worker as binary (agentrun-worker or the agentrun
+// executable, both of which dispatch Command to Main). activity, when set, hears of tool progress.
 func New(cfg Config, binary string, activity func()) *Client {
 	if activity == nil {
 		activity = func() {}
@@ -51,6 +51,9 @@ func New(cfg Config, binary string, activity func()) *Client {
 	cfg.Spec = cfg.Spec.WithLinkTargets()
 	if abs, err := filepath.Abs(binary); err == nil {
 		binary = abs // the worker starts in /
+	}
+	if cfg.Build == "" {
+		cfg.Build = buildID()
 	}
 	return &Client{cfg: cfg, binary: binary, activity: activity}
 }

@@ -62,6 +62,11 @@ func initMain() int {
 		_, _ = out.Write(protocol.AppendFrame(nil, frameFail, err.Error()))
 		return 1
 	}
+	if own := buildID(); cfg.Build != own {
+		exe, _ := os.Executable()
+		return fail(fmt.Errorf("worker: %s is from another build (%s) than the agentrun that started it (%s): install both from one build",
+			exe, own, cfg.Build))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var bridge sync.WaitGroup
 	defer bridge.Wait()

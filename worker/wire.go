@@ -1,5 +1,5 @@
 // Package worker runs a session's tool calls and checks in a separate, confined process
-// (the agentrun binary re-executed), speaking the seed's RESP framing over a pipe: a
+// (agentrun-worker, or the agentrun binary re-executed), speaking the seed's RESP framing over a pipe: a
 // call goes in, its progress and result come back.
 package worker
 
@@ -44,6 +44,9 @@ const maxFrame = 64 << 20
 // Config is everything the worker needs, sent as the first frame. It never holds a
 // provider key.
 type Config struct {
+	// Build is the build of the agentrun that sent it; a worker of another build
+	// refuses to start [set by New].
+	Build  string       `json:"build"`
 	Spec   sandbox.Spec `json:"spec"`
 	Hidden []string     `json:"hidden,omitempty"`
 	// Env is the complete environment of tool processes.

@@ -19,7 +19,7 @@ import (
 )
 
 // releaseArchive is a GoReleaser-shaped archive holding an executable named agentrun
-// that prints marker, and a README.
+// that prints marker, its agentrun-worker, and a README.
 func releaseArchive(t *testing.T, marker string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -28,7 +28,8 @@ func releaseArchive(t *testing.T, marker string) []byte {
 	for _, f := range []struct {
 		name, body string
 		mode       int64
-	}{{"agentrun", "#!/bin/sh\necho " + marker + "\n", 0o755}, {"README.md", "readme\n", 0o644}} {
+	}{{"agentrun", "#!/bin/sh\necho " + marker + "\n", 0o755}, {"agentrun-worker", "#!/bin/sh\nexit 2\n", 0o755},
+		{"README.md", "readme\n", 0o644}} {
 		require.NoError(t, tw.WriteHeader(&tar.Header{Name: f.name, Mode: f.mode, Size: int64(len(f.body))}))
 		_, err := tw.Write([]byte(f.body))
 		require.NoError(t, err)
@@ -102,7 +103,10 @@ func TestActionFindsTheBinary(t *testing.T) {
 			out, err := exec.Command(outputs["path"]).Output()
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantRuns+"\n", string(out))
-			assert.NoFileExists(t, filepath.Join(temp, "agentrun-bin", "README.md"), "only the binary is unpacked")
+			assert.NoFileExists(t, filepath.Join(temp, "agentrun-bin", "README.md"), "only the binaries are unpacked")
+			if tt.binary == "" {
+				assert.FileExists(t, filepath.Join(temp, "agentrun-bin", "agentrun-worker"), "the worker is unpacked beside agentrun")
+			}
 		})
 	}
 }

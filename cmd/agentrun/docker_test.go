@@ -59,7 +59,7 @@ func TestDockerfile(t *testing.T) {
 		}
 	}
 	compile := strings.Join(buildRuns, "\n")
-	for _, want := range []string{"CGO_ENABLED=0", "go build", "-trimpath", "-X main.buildVersion=", "./cmd/agentrun"} {
+	for _, want := range []string{"CGO_ENABLED=0", "go build", "-trimpath", "-X main.buildVersion=", "./cmd/agentrun ./cmd/agentrun-worker"} {
 		assert.Contains(t, compile, want)
 	}
 
@@ -88,7 +88,9 @@ func TestDockerfile(t *testing.T) {
 	for _, pkg := range []string{"bash", "git", "ca-certificates", "tini"} {
 		assert.Regexp(t, `\s`+regexp.QuoteMeta(pkg)+`(\s|$)`, install, "the runtime image installs %s", pkg)
 	}
-	assert.True(t, slices.ContainsFunc(copies, func(c string) bool { return strings.Contains(c, "--from=build") }))
+	assert.True(t, slices.ContainsFunc(copies, func(c string) bool {
+		return strings.Contains(c, "--from=build") && strings.Contains(c, "/out/agentrun-worker")
+	}), "the worker goes next to agentrun")
 }
 
 // dockerIgnored reports whether a .dockerignore pattern excludes path (slash-separated).

@@ -48,15 +48,20 @@ func TestReleaseConfig(t *testing.T) {
 	dec.KnownFields(true)
 	require.NoError(t, dec.Decode(&cfg))
 	assert.Equal(t, 2, cfg.Version)
-	require.Len(t, cfg.Builds, 1)
-	bd := cfg.Builds[0]
-	assert.Equal(t, "./cmd/agentrun", bd.Main)
-	assert.Equal(t, "agentrun", bd.Binary)
-	assert.Contains(t, bd.Env, "CGO_ENABLED=0")
-	assert.ElementsMatch(t, []string{"linux", "darwin"}, bd.GOOS)
-	assert.ElementsMatch(t, []string{"amd64", "arm64"}, bd.GOARCH)
-	require.Len(t, bd.LDFlags, 1)
-	assert.Contains(t, bd.LDFlags[0], "-X main.buildVersion={{ .Tag }}")
+	require.Len(t, cfg.Builds, 2, "agentrun and agentrun-worker")
+	for i, want := range []string{"agentrun", "agentrun-worker"} {
+		bd := cfg.Builds[i]
+		assert.Equal(t, "./cmd/"+want, bd.Main)
+		assert.Equal(t, want, bd.Binary)
+		assert.Contains(t, bd.Env, "CGO_ENABLED=0")
+		assert.ElementsMatch(t, []string{"linux", "darwin"}, bd.GOOS)
+		assert.ElementsMatch(t, []string{"amd64", "arm64"}, bd.GOARCH)
+		require.Len(t, bd.LDFlags, 1)
+		assert.Contains(t, bd.LDFlags[0], "-X main.buildVersion={{ .Tag }}")
+	}
+	// One build identity (worker.Config.Build): the same flags for both.
+	assert.Equal(t, cfg.Builds[0].LDFlags, cfg.Builds[1].LDFlags)
+	assert.Equal(t, cfg.Builds[0].Flags, cfg.Builds[1].Flags)
 	require.Len(t, cfg.Archives, 1)
 	assert.Equal(t, "{{ .ProjectName }}_{{ .Os }}_{{ .Arch }}", cfg.Archives[0].NameTemplate)
 	assert.Equal(t, "checksums.txt", cfg.Checksum.NameTemplate)

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/worker"
+)
+
+// workerArgvScript has the Bash tool write the command line of its worker's first
+// stage (its parent's parent: the tool's parent is the serving stage) to worker-argv.
+const workerArgvScript = `steps:
+  - tool_calls:
+      - name: Bash
+        input: {command: "tr '\\0' ' ' < /proc/$(cut -d' ' -f4 /proc/$PPID/stat)/cmdline > worker-argv"}
+  - text: done
+`
+
+// TestWorkerBinary checks, in the process table, which executable a session's worker
+// runs as: agentrun-worker when it lies next to agentrun, agentrun itself when not.
+func TestWorkerBinary(t *testing.T) {
+	t.Parallel()
+	alone := filepath.Join(t.TempDir(), "agentrun")
+	require.NoError(t, os.Link(agentrunBin, alone))
+	tests := map[string]struct{ bin, want string }{
+		"installed together": {bin: agentrunBin, want: filepath.Join(filepath.Dir(agentrunBin), worker.BinaryName)},
+		"leak-checked build": {bin: leakBin, want: filepath.Join(filepath.Dir(leakBin), worker.BinaryName)},
+		"agentrun alone":     {bin: alone, want: alone},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir, env, script := execSetup(t, workerArgvScript)
+			o := agentrun(t, invocation{bin: tt.bin, args: []string{"exec", "--script", script, "--sandbox", "off", "--bash-mode", "4467", "Which worker?"},
+				env: env, dir: dir})
+			require.Equal(t, 0, o.code, o.stderr)
+			b, err := os.ReadFile(filepath.Join(dir, "worker-argv"))
+			require.NoError(t, err, "the tool ran: %s", o.stdout)
+			assert.Equal(t, []string{tt.want, worker.Command}, strings.Fields(string(b)))
+		})
+	}
+}
