@@ -31,17 +31,14 @@ var workerBin string
 
 func TestMain(m *testing.M) {
 	worker.ExitIfWorker() // a worker of this test binary, should a test start one
-	dir, err := os.MkdirTemp("", "agentrun-worker-")
-	if err == nil {
-		workerBin, err = workertest.Build(dir)
-	}
+	bin, remove, err := workertest.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "examples tests:", err)
-		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	workerBin = bin
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		_ = os.RemoveAll(dir)
+		remove()
 		os.Exit(code)
 	}))
 }

@@ -21,17 +21,14 @@ var workerBin string
 func TestMain(m *testing.M) {
 	worker.ExitIfWorker()  // the internal tests start this test binary as their sessions' worker
 	mcptest.ExitIfServer() // and the sessions' workers start it as their stdio MCP server
-	dir, err := os.MkdirTemp("", "agentrun-worker-")
-	if err == nil {
-		workerBin, err = workertest.Build(dir)
-	}
+	bin, remove, err := workertest.Build()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "runner tests:", err)
-		_ = os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	workerBin = bin
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		_ = os.RemoveAll(dir)
+		remove()
 		os.Exit(code)
 	}))
 }

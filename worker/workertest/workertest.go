@@ -6,20 +6,27 @@ package workertest
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 
 	"github.com/agentrun/agentrun/worker"
 )
 
-// Build builds agentrun-worker into dir and returns its path. Like a test binary it
-// carries no VCS stamp, so that a test binary's client and it are of one build
-// (worker.Config.Build).
-func Build(dir string) (string, error) {
-	out := filepath.Join(dir, worker.BinaryName)
-	cmd := exec.Command("go", "build", "-buildvcs=false", "-o", out, "github.com/agentrun/agentrun/cmd/agentrun-worker")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build %s: %w\n%s", worker.BinaryName, err, b)
+// Build builds agentrun-worker into a new temporary folder and returns its path and a
+// function that removes the folder. Like a test binary it carries no VCS stamp, so that
+// a test binary's client and it are of one build (worker.Config.Build).
+func Build() (bin string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "agentrun-worker-")
+	if err != nil {
+		return "", nil, fmt.Errorf("build %s: %w", worker.BinaryName, err)
 	}
-	return out, nil
+	remove = func() { _ = os.RemoveAll(dir) }
+	bin = filepath.Join(dir, worker.BinaryName)
+	cmd := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "github.com/agentrun/agentrun/cmd/agentrun-worker")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		remove()
+		return "", nil, fmt.Errorf("build %s: %w\n%s", worker.BinaryName, err, b)
+	}
+	return bin, remove, nil
 }
