@@ -24,7 +24,7 @@ import (
 // model call), and one whose optional server fails (a warning; the session goes on).
 func TestMCPSessions(t *testing.T) {
 	dir := t.TempDir()
-	mark := "runner-" + filepath.Base(dir)
+	mark := "runner-" + filepath.Base(filepath.Dir(dir)) // TestMCPSessions and a number unique to this run
 	ws := filepath.Join(dir, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
 	bin, err := mcptest.Link(ws, "mcp-test-server")
