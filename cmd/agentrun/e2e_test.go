@@ -250,7 +250,7 @@ var e2eScenarios = []e2eScenario{
 		session: func(t *testing.T, s e2eSession) {
 			recovered(2, protocol.ErrRateLimit, false)(t, s)
 			for _, r := range s.of(protocol.KindRetry) {
-				assert.Equal(t, int64(50), r.DelayMS, "%s: the server's retry-after-ms is honoured", s.key)
+				assert.Equal(t, int64(20), r.DelayMS, "%s: the server's retry-after-ms is honoured", s.key)
 			}
 		},
 		summary: throttled,
