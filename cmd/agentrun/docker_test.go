@@ -115,7 +115,7 @@ func dockerIgnored(patterns []string, path string) bool {
 }
 
 // TestDockerignore checks that the build context leaves out the repository's history
-// and keeps every file the binary is built from.
+// and keeps every file the binaries (agentrun and agentrun-worker) are built from.
 func TestDockerignore(t *testing.T) {
 	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(repoRoot, ".dockerignore"))
@@ -128,7 +128,7 @@ func TestDockerignore(t *testing.T) {
 		}
 	}
 	assert.True(t, dockerIgnored(patterns, ".git/HEAD"))
-	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{range .EmbedFiles}} {{.}}{{end}}{{end}}", ".").Output()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .GoFiles}} {{.}}{{end}}{{range .EmbedFiles}} {{.}}{{end}}{{end}}", ".", "../agentrun-worker").Output()
 	require.NoError(t, err)
 	root, err := filepath.Abs(repoRoot)
 	require.NoError(t, err)
