@@ -24,8 +24,8 @@ import (
 
 // SandboxOptions configure the sessions' workers.
 type SandboxOptions struct {
-	// Binary is the agentrun executable, which runs a worker when started with
-	// worker.Command [os.Executable()].
+	// Binary is the executable that runs a worker when started with worker.Command:
+	// agentrun-worker, or agentrun itself [worker.Executable()].
 	Binary string
 	// Report is what this machine allows [sandbox.Probe(), once per run].
 	Report *sandbox.Report
@@ -192,7 +192,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, act
 	cfg.Hidden = spec.Hidden(append(slices.Clone(req.Hidden), opts.Hidden...)...)
 	binary := opts.Binary
 	if binary == "" {
-		if binary, err = os.Executable(); err != nil {
+		if binary, err = worker.Executable(); err != nil {
 			_ = sb.Close()
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}

@@ -53,7 +53,7 @@ func New(cfg Config, binary string, activity func()) *Client {
 		binary = abs // the worker starts in /
 	}
 	if cfg.Build == "" {
-		cfg.Build = buildID()
+		cfg.Build = ownBuild()
 	}
 	return &Client{cfg: cfg, binary: binary, activity: activity}
 }

@@ -62,7 +62,7 @@ func initMain() int {
 		_, _ = out.Write(protocol.AppendFrame(nil, frameFail, err.Error()))
 		return 1
 	}
-	if own := buildID(); cfg.Build != own {
+	if own := ownBuild(); cfg.Build != own {
 		exe, _ := os.Executable()
 		return fail(fmt.Errorf("worker: %s is from another build (%s) than the agentrun that started it (%s): install both from one build",
 			exe, own, cfg.Build))

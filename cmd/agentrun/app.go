@@ -41,9 +41,6 @@ type App struct {
 	// Self is the agentrun executable, started again as the process-group reaper; ""
 	// (agentrun inside a test) runs without one.
 	Self string
-	// Worker is the executable of the sessions' sandbox workers: agentrun-worker next
-	// to Self when it is there, else Self; "" (inside a test) is the test binary.
-	Worker string
 
 	errOnce sync.Once
 	errw    *sink.SyncWriter

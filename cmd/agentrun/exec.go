@@ -180,7 +180,6 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 		Log: log, Providers: provs, Resolve: provs.Resolve, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
-		Sandbox: runner.SandboxOptions{Binary: a.Worker},
 	})
 	stdout := func() (sink.Sink, error) { return a.formatSink(outFormat) }
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 
 	"github.com/agentrun/agentrun/worker"
@@ -39,18 +38,7 @@ func cli() int {
 		Env:    os.Environ(),
 	}
 	if self, err := os.Executable(); err == nil {
-		app.Self, app.Worker = self, workerBinary(self)
+		app.Self = self
 	}
 	return app.Main(context.Background(), os.Args[1:])
-}
-
-// workerBinary is the executable the sessions' workers run as: agentrun-worker in
-// self's folder when it is there (installed with agentrun, it starts in a fraction of
-// agentrun's CPU and memory), else self, which serves as its own worker.
-func workerBinary(self string) string {
-	p := filepath.Join(filepath.Dir(self), worker.BinaryName)
-	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-		return p
-	}
-	return self
 }

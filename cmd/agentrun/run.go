@@ -153,7 +153,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		Log: log, Providers: provs, Throttled: provs.Throttled, Paced: provs.Paced, Secrets: secrets, LookupEnv: a.lookupEnv,
 		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
 		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
-		Warnings: warnings, Sandbox: runner.SandboxOptions{Binary: a.Worker},
+		Warnings: warnings,
 	}
 	if tel != nil {
 		opts.Telemetry = tel
