@@ -34,7 +34,7 @@ var pidsSeq atomic.Int64
 // NewPids makes a pids cgroup below this process's own, allowing max tasks. It fails
 // when no pids hierarchy is writable (not root, or a container without delegation).
 func NewPids(max int) (*Pids, error) {
-	base, err := pidsBase()
+	base, err := PidsBase()
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +80,9 @@ func (p *Pids) Remove() error {
 	return fmt.Errorf("pids cgroup: %s still has tasks", p.dir)
 }
 
-// pidsBase is this process's own folder in a writable pids hierarchy.
-func pidsBase() (string, error) {
+// PidsBase is this process's own folder in a writable pids hierarchy, where its
+// sessions' cgroups (agentrun-PID-N) go.
+func PidsBase() (string, error) {
 	f, err := os.Open("/proc/self/cgroup")
 	if err != nil {
 		return "", fmt.Errorf("pids cgroup: %w", err)
@@ -125,7 +126,7 @@ func pidsBase() (string, error) {
 // folders empty. A cgroup that still has tasks, or whose creator is alive, stays. It
 // returns how many it removed; no pids hierarchy is not an error.
 func RemoveStalePids() (int, error) {
-	base, err := pidsBase()
+	base, err := PidsBase()
 	if err != nil {
 		return 0, nil
 	}

@@ -16,7 +16,7 @@ import (
 // of a live process, and checks that only the first kind is removed from the
 // hierarchy.
 func TestRemoveStalePids(t *testing.T) {
-	base, err := pidsBase()
+	base, err := PidsBase()
 	if err != nil {
 		t.Skipf("no writable pids hierarchy (%v): nothing to leave behind", err)
 	}

@@ -24,3 +24,6 @@ func (*Pids) Remove() error { return nil }
 
 // RemoveStalePids does nothing: there are no cgroups.
 func RemoveStalePids() (int, error) { return 0, nil }
+
+// PidsBase fails here: there are no cgroups.
+func PidsBase() (string, error) { return "", errors.New("pids cgroup: needs Linux") }

@@ -66,28 +66,20 @@ func TestForkBombIsContained(t *testing.T) {
 	assert.False(t, strings.Contains(r.Content, "panic"), r.Content)
 }
 
-// pidsCgroupOf is the folder of the pids cgroup process pid is in.
+// pidsCgroupOf is the folder of the session cgroup (one this test process made) that
+// process pid is in.
 func pidsCgroupOf(t *testing.T, pid int) string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	base, err := sandbox.PidsBase()
 	require.NoError(t, err)
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 || !strings.Contains(parts[2], "/agentrun-") {
-			continue
-		}
-		roots := []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} // cgroup v2, unified or hybrid
-		if slices.Contains(strings.Split(parts[1], ","), "pids") {
-			roots = []string{"/sys/fs/cgroup/pids"} // cgroup v1
-		}
-		for _, root := range roots {
-			dir := filepath.Join(root, parts[2])
-			if _, err := os.Stat(filepath.Join(dir, "pids.max")); err == nil {
-				return dir
-			}
+	dirs, err := filepath.Glob(filepath.Join(base, "agentrun-"+strconv.Itoa(os.Getpid())+"-*"))
+	require.NoError(t, err)
+	for _, dir := range dirs {
+		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil && slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid)) {
+			return dir
 		}
 	}
-	require.FailNow(t, "no pids cgroup of the worker", "%s", b)
+	require.FailNow(t, "no session cgroup holds the worker", "pid %d, in %s", pid, base)
 	return ""
 }
 

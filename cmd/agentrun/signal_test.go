@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -195,28 +193,15 @@ func TestSignalKillResume(t *testing.T) {
 }
 
 // sessionCgroups lists the session cgroups (agentrun-PID-N) the agentrun process pid
-// made next to where this process is, in each pids hierarchy, v1 or v2.
+// made where it would make them: in this process's folder of the pids hierarchy, which
+// its child inherits.
 func sessionCgroups(t *testing.T, pid int) []string {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/cgroup")
-	require.NoError(t, err)
-	var found []string
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		parts := strings.SplitN(line, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		roots := []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}
-		if slices.Contains(strings.Split(parts[1], ","), "pids") {
-			roots = []string{"/sys/fs/cgroup/pids"}
-		} else if parts[1] != "" {
-			continue
-		}
-		for _, root := range roots {
-			m, err := filepath.Glob(filepath.Join(root, parts[2], fmt.Sprintf("agentrun-%d-*", pid)))
-			require.NoError(t, err)
-			found = append(found, m...)
-		}
+	base, err := sandbox.PidsBase()
+	if err != nil {
+		return nil // no writable pids hierarchy: no session had a cgroup
 	}
+	found, err := filepath.Glob(filepath.Join(base, fmt.Sprintf("agentrun-%d-*", pid)))
+	require.NoError(t, err)
 	return found
 }
