@@ -119,7 +119,7 @@ func sandboxFigures(level string) []row {
 // model calls of 1 s.
 func manyFigures(sessions int) []row {
 	same := func(v float64) float64 { return v }
-	bench := "^BenchmarkManySessions$"
+	bench, floor := "^BenchmarkManySessions$", "^BenchmarkManySessionsFloor$"
 	args := []string{"-benchtime", "1x", "-timeout", "60m"}
 	bin := []string{"-sessions", strconv.Itoa(sessions)}
 	n := thousands(float64(sessions))
@@ -131,6 +131,8 @@ func manyFigures(sessions int) []row {
 		{figure{"… the same as RSS, shared pages counted in every process", "./runner", bench, args, "total-RSS-MB", same, "%s MB", "reported", nil}, "", bin},
 		{figure{"… the runner's open files per running session", "./runner", bench, args, "runner-fds/session", same, "%.1f", "reported", nil}, "", bin},
 		{figure{"… CPU per session of its worker (both stages), bash and sleep", "./runner", bench, args, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, "", bin},
+		{figure{"… the floor, without agentrun: the same Bash calls (`bash -c 'sleep 3'`) started at once by a bare launcher (no sandbox, model or files), the best wall / ideal (5 s) a runner could reach here", "./runner", floor, args, "full-wall/ideal", same, "%.2f", "reported", nil}, "", bin},
+		{figure{"… CPU per bare Bash call, the kernel's and bash's", "./runner", floor, args, "cpu-ms/call", same, "%.1f ms", "reported", nil}, "", bin},
 	}
 }
 

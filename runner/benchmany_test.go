@@ -53,7 +53,7 @@ func BenchmarkManySessions(b *testing.B) {
 		b.Skip(err)
 	}
 	n := *manySessions
-	if err := roomFor(n); err != nil {
+	if err := roomFor(n, manyBytesPerSession, manyTasksPerSession); err != nil {
 		b.Skip(err)
 	}
 	dir := b.TempDir()
@@ -124,14 +124,14 @@ jobs:
 // roomFor says why this machine cannot hold n sessions of the benchmark at once, if
 // it cannot: memory, tasks, or open files. As root it raises the open-files hard limit
 // as far as the sessions need, as `ulimit -Hn` would; the run itself checks the rest.
-func roomFor(n int) error {
-	if avail, err := memAvailable(); err == nil && avail < uint64(n)*manyBytesPerSession {
+func roomFor(n int, bytesEach uint64, tasksEach int) error {
+	if avail, err := memAvailable(); err == nil && avail < uint64(n)*bytesEach {
 		return fmt.Errorf("%d sessions need about %d MB and %d MB are available", n,
-			uint64(n)*manyBytesPerSession>>20, avail>>20)
+			uint64(n)*bytesEach>>20, avail>>20)
 	}
 	if b, err := os.ReadFile("/proc/sys/kernel/pid_max"); err == nil {
-		if max, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n*manyTasksPerSession > max {
-			return fmt.Errorf("%d sessions need about %d tasks and kernel.pid_max is %d", n, n*manyTasksPerSession, max)
+		if max, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n*tasksEach > max {
+			return fmt.Errorf("%d sessions need about %d tasks and kernel.pid_max is %d", n, n*tasksEach, max)
 		}
 	}
 	var l unix.Rlimit
