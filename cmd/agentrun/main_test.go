@@ -45,9 +45,11 @@ func TestMain(m *testing.M) {
 	agentrunBin = filepath.Join(dir, "agentrun")
 	leakBin = filepath.Join(dir, "leakcheck", leakBinName)
 	// Each binary has its agentrun-worker beside it, of the same build (the test binary
-	// carries no VCS stamp, so neither does its worker).
-	if err := goBuild(exec.Command("go", "build", "-buildvcs=auto", "-o", agentrunBin, "."),
-		exec.Command("go", "build", "-buildvcs=auto", "-o", filepath.Join(dir, worker.BinaryName), "../agentrun-worker"),
+	// carries no VCS stamp, so neither does its worker). agentrunBin is built with
+	// -trimpath, as TestReadme's quick start is, so that the clone's build finds every
+	// package compiled here in the build cache.
+	if err := goBuild(exec.Command("go", "build", "-buildvcs=auto", "-trimpath", "-o", agentrunBin, "."),
+		exec.Command("go", "build", "-buildvcs=auto", "-trimpath", "-o", filepath.Join(dir, worker.BinaryName), "../agentrun-worker"),
 		exec.Command("go", "test", "-c", "-o", leakBin, "."),
 		exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(dir, "leakcheck", worker.BinaryName), "../agentrun-worker")); err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun tests:", err)
