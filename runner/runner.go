@@ -191,6 +191,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	if err := checkOpenFiles(min(plan.Concurrency, len(plan.Run))); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	if err := checkTasks(plan.Concurrency, plan.Run); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
 	if err := os.MkdirAll(r.opts.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -83,25 +82,24 @@ func (p *Pids) Remove() error {
 // PidsBase is this process's own folder in a writable pids hierarchy, where its
 // sessions' cgroups (agentrun-PID-N) go.
 func PidsBase() (string, error) {
-	f, err := os.Open("/proc/self/cgroup")
+	for _, dir := range ownPidsDirs() {
+		if syscall.Access(dir, 2) == nil { // W_OK
+			return dir, nil
+		}
+	}
+	return "", errors.New("pids cgroup: no writable pids hierarchy")
+}
+
+// ownPidsDirs are this process's own folders in the pids hierarchies mounted here,
+// cgroup v2 first: the v2 ones only where the pids controller is enabled for their
+// children.
+func ownPidsDirs() []string {
+	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return "", fmt.Errorf("pids cgroup: %w", err)
+		return nil
 	}
-	defer func() { _ = f.Close() }()
-	var v1, v2 string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.SplitN(sc.Text(), ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		switch {
-		case parts[0] == "0" && parts[1] == "":
-			v2 = parts[2]
-		case slices.Contains(strings.Split(parts[1], ","), "pids"):
-			v1 = parts[2]
-		}
-	}
+	v1, v2 := parseCgroups(string(b))
+	var dirs []string
 	for _, c := range []struct{ root, path string }{{"/sys/fs/cgroup", v2}, {"/sys/fs/cgroup/unified", v2}, {"/sys/fs/cgroup/pids", v1}} {
 		if c.path == "" && c.root != "/sys/fs/cgroup/pids" {
 			continue
@@ -113,11 +111,27 @@ func PidsBase() (string, error) {
 				continue // v2 without the pids controller enabled for children
 			}
 		}
-		if syscall.Access(dir, 2) == nil { // W_OK
-			return dir, nil
+		dirs = append(dirs, dir)
+	}
+	return dirs
+}
+
+// parseCgroups reads /proc/PID/cgroup: the path of the process's cgroup in the v1
+// hierarchy of the pids controller, and in the v2 hierarchy (either empty when absent).
+func parseCgroups(text string) (v1, v2 string) {
+	for line := range strings.Lines(text) {
+		parts := strings.SplitN(strings.TrimSuffix(line, "\n"), ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		switch {
+		case parts[0] == "0" && parts[1] == "":
+			v2 = parts[2]
+		case slices.Contains(strings.Split(parts[1], ","), "pids"):
+			v1 = parts[2]
 		}
 	}
-	return "", errors.New("pids cgroup: no writable pids hierarchy")
+	return v1, v2
 }
 
 // RemoveStalePids removes the empty session cgroups that agentrun processes which no
@@ -166,4 +180,62 @@ func creatorOf(name string) (int, bool) {
 func processExists(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// PidsLimit is the pids.max of a cgroup this process is in, its own or an ancestor:
+// how many tasks (processes and threads) the cgroup allows, and how many it has.
+type PidsLimit struct {
+	Dir          string
+	Max, Current int
+}
+
+// PidsLimits are the pids cgroups that bound the tasks of this process and of what it
+// starts: its own and each ancestor whose pids.max is a number, in the v2 hierarchy
+// and in v1's pids hierarchy. Where a container's cgroup namespace hides the host's,
+// its own root is the container's limit.
+func PidsLimits() []PidsLimit {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return nil
+	}
+	v1, v2 := parseCgroups(string(b))
+	var out []PidsLimit
+	for _, c := range []struct{ root, path string }{{"/sys/fs/cgroup", v2}, {"/sys/fs/cgroup/unified", v2}, {"/sys/fs/cgroup/pids", v1}} {
+		if c.path == "" {
+			continue
+		}
+		for dir := filepath.Join(c.root, c.path); strings.HasPrefix(dir, c.root); dir = filepath.Dir(dir) {
+			if l, ok := readPidsLimit(dir); ok {
+				out = append(out, l)
+			}
+			if dir == c.root {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// readPidsLimit reads the pids.max and pids.current of the cgroup at dir; false when
+// it sets no limit or is not a pids cgroup.
+func readPidsLimit(dir string) (PidsLimit, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "pids.max"))
+	if err != nil {
+		return PidsLimit{}, false
+	}
+	max, ok := parsePidsMax(string(b))
+	if !ok {
+		return PidsLimit{}, false
+	}
+	l := PidsLimit{Dir: dir, Max: max}
+	if b, err := os.ReadFile(filepath.Join(dir, "pids.current")); err == nil {
+		l.Current, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	return l, true
+}
+
+// parsePidsMax reads a pids.max file: a number of tasks, or "max" for no limit (false).
+func parsePidsMax(text string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(text))
+	return n, err == nil && n >= 0
 }

@@ -27,3 +27,12 @@ func RemoveStalePids() (int, error) { return 0, nil }
 
 // PidsBase fails here: there are no cgroups.
 func PidsBase() (string, error) { return "", errors.New("pids cgroup: needs Linux") }
+
+// PidsLimit is the pids.max of a cgroup this process is in.
+type PidsLimit struct {
+	Dir          string
+	Max, Current int
+}
+
+// PidsLimits is empty here: there are no cgroups.
+func PidsLimits() []PidsLimit { return nil }

@@ -188,7 +188,7 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		case errors.Is(err, runner.ErrResumeMismatch):
 			return usagef("run: %s: %w", resumeFlag, err)
 		case errors.Is(err, runner.ErrLocked), errors.Is(err, runner.ErrSandbox), errors.Is(err, runner.ErrNoMatch),
-			errors.Is(err, runner.ErrOpenFiles):
+			errors.Is(err, runner.ErrOpenFiles), errors.Is(err, runner.ErrTasks):
 			return usageError{err}
 		}
 		return err
