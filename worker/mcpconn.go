@@ -42,15 +42,17 @@ func (c *Client) StartMCP(ctx context.Context, cmd MCPCommand, activity func()) 
 	if reply[3] != "" {
 		return nil, errors.New(reply[3])
 	}
-	conn := p.mcp.take(reply[1])
-	if conn == nil {
-		return nil, errors.New("worker: MCP server lost before it was handed over")
+	conn, err := p.mcp.take(reply[1])
+	if err != nil {
+		return nil, err
 	}
-	conn.activity = activity
+	conn.setActivity(activity)
 	return conn, nil
 }
 
-// mcpConns are the MCP connections of one worker process, by server id.
+// mcpConns are the MCP connections of one worker process, by server id. A server's
+// connection stays until it has been handed over and the server has exited, so that
+// one which exits at once still reaches its caller, with how it ended.
 type mcpConns struct {
 	mu     sync.Mutex
 	m      map[string]*MCPConn
@@ -77,12 +79,14 @@ func (cs *mcpConns) dispatch(p *process, f []string) bool {
 			c.deliver(f[2])
 		}
 	case len(f) == 4 && f[0] == frameMCPExit:
-		if c := cs.get(f[1]); c != nil {
-			cs.mu.Lock()
-			delete(cs.m, f[1])
-			cs.mu.Unlock()
-			c.exit(f[2], f[3])
+		cs.mu.Lock()
+		if c := cs.m[f[1]]; c != nil {
+			if c.taken {
+				delete(cs.m, f[1])
+			}
+			c.exit(f[2], f[3]) // under cs.mu, so that take sees it exited or not yet
 		}
+		cs.mu.Unlock()
 	default:
 		return false
 	}
@@ -95,8 +99,26 @@ func (cs *mcpConns) get(id string) *MCPConn {
 	return cs.m[id]
 }
 
-// take returns the connection of a server that started, for its caller.
-func (cs *mcpConns) take(id string) *MCPConn { return cs.get(id) }
+// take hands the connection of a server that started to its caller, also when the
+// server has exited since; it is then forgotten here.
+func (cs *mcpConns) take(id string) (*MCPConn, error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	c := cs.m[id]
+	if c == nil {
+		if cs.failed != nil {
+			return nil, fmt.Errorf("worker: MCP server lost with its worker: %w", cs.failed)
+		}
+		return nil, errors.New("worker: MCP server lost before it was handed over")
+	}
+	c.taken = true
+	select {
+	case <-c.exited:
+		delete(cs.m, id)
+	default:
+	}
+	return c, nil
+}
 
 // fail ends every connection: the worker is gone, and its servers with it.
 func (cs *mcpConns) fail(err error) {
@@ -113,12 +135,13 @@ func (cs *mcpConns) fail(err error) {
 // to its stdout, Write sends to its stdin. Reads and writes may run concurrently with
 // each other and with Close.
 type MCPConn struct {
-	p        *process
-	id       string
-	pid      int
-	activity func()
+	p     *process
+	id    string
+	pid   int
+	taken bool // handed to StartMCP's caller; guarded by mcpConns.mu
 
 	mu       sync.Mutex
+	activity func() // called whenever the server writes, once handed over
 	buf      []byte
 	wake     chan struct{} // cap 1: buf grew, or the server exited
 	exited   chan struct{}
@@ -146,15 +169,23 @@ func (c *MCPConn) deliver(data string) {
 	if !over {
 		c.buf = append(c.buf, data...)
 	}
+	activity := c.activity
 	c.mu.Unlock()
 	if over {
 		c.stop()
 		return
 	}
-	if c.activity != nil {
-		c.activity()
+	if activity != nil {
+		activity()
 	}
 	c.signal()
+}
+
+// setActivity sets the function called whenever the server writes.
+func (c *MCPConn) setActivity(f func()) {
+	c.mu.Lock()
+	c.activity = f
+	c.mu.Unlock()
 }
 
 func (c *MCPConn) signal() {
