@@ -3,6 +3,7 @@ package runner_test
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -27,6 +28,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	workerBin = bin
+	// Some tests run copies of this binary, which a race build makes wait a second at
+	// every exit unless told not to.
+	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		remove()
 		os.Exit(code)

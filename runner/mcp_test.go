@@ -45,7 +45,7 @@ defaults:
   mcp_servers:
     test:
       command: ` + bin + `
-      env: {` + mcptest.Env + `: ok}
+      env: {` + mcptest.Env + `: ok, GORACE: ` + mcptest.RaceQuickExit + `}
       required: true
       tools: {deny: [garble, crash]}
     web:
@@ -58,7 +58,7 @@ jobs:
     model: mcp
     prompt: Never asked.
     mcp_servers:
-      test: {command: ` + bin + `, env: {` + mcptest.Env + `: exit}, required: true}
+      test: {command: ` + bin + `, env: {` + mcptest.Env + `: exit, GORACE: ` + mcptest.RaceQuickExit + `}, required: true}
   - id: optional-down
     model: mcp
     prompt: Ask the server.
@@ -70,7 +70,7 @@ jobs:
     timeout: 1s
     prompt: Never asked.
     mcp_servers:
-      test: {command: ` + bin + `, env: {` + mcptest.Env + `: hang-init, ` + mcptest.MarkEnv + `: ` + mark + `}, required: true, startup_timeout: 30s}
+      test: {command: ` + bin + `, env: {` + mcptest.Env + `: hang-init, ` + mcptest.MarkEnv + `: ` + mark + `, GORACE: ` + mcptest.RaceQuickExit + `}, required: true, startup_timeout: 30s}
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "jobs.yaml"), []byte(specText), 0o644))
 	spec, err := jobs.Load(filepath.Join(dir, "jobs.yaml"), lookup)

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run())
 	}
+	// The scenarios run in copies of this binary, which a race build makes wait a second
+	// at every exit unless told not to.
+	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	goleak.VerifyTestMain(m)
 }
 

@@ -53,6 +53,7 @@ func bash(t *testing.T, c *worker.Client, cmd string) (string, bool) {
 }
 
 func TestWorkerRunsTools(t *testing.T) {
+	t.Parallel()
 	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock, sandbox.LevelOff} {
 		t.Run(string(level), func(t *testing.T) {
 			c, ws := newClient(t, level, "0467")
@@ -79,6 +80,7 @@ type envKey struct{}
 // processes of that request, tool call or command, over the tools' own, and no other
 // request's.
 func TestRequestEnv(t *testing.T) {
+	t.Parallel()
 	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock, sandbox.LevelOff} {
 		t.Run(string(level), func(t *testing.T) {
 			c, _ := newClient(t, level, "0467")

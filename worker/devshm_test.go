@@ -17,6 +17,7 @@ import (
 // TestWorkspaceOnDevShm runs a strict worker whose workspace lies below /dev (a tmpfs
 // workspace, as the benchmarks use): the sandbox's own /dev must not hide it.
 func TestWorkspaceOnDevShm(t *testing.T) {
+	t.Parallel()
 	if err := sandbox.Probe().Supports(sandbox.LevelStrict); err != nil {
 		t.Skip(err)
 	}

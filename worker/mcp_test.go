@@ -95,7 +95,7 @@ func serverBinary(t *testing.T, ws string) string {
 func startLine(t *testing.T, c *worker.Client, ws, mode, m string) *worker.MCPConn {
 	t.Helper()
 	conn, err := c.StartMCP(context.Background(), worker.MCPCommand{Command: serverBinary(t, ws),
-		Env: []string{serverEnv + "=" + mode, markEnv + "=" + m}}, nil)
+		Env: []string{serverEnv + "=" + mode, markEnv + "=" + m, "GORACE=" + mcptest.RaceQuickExit}}, nil)
 	require.NoError(t, err)
 	return conn
 }
@@ -103,6 +103,7 @@ func startLine(t *testing.T, c *worker.Client, ws, mode, m string) *worker.MCPCo
 var levels = []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock, sandbox.LevelOff}
 
 func TestMCPRelayEchoes(t *testing.T) {
+	t.Parallel()
 	for _, level := range levels {
 		t.Run(string(level), func(t *testing.T) {
 			c, ws := newClient(t, level, "0467")
@@ -130,6 +131,7 @@ func TestMCPRelayEchoes(t *testing.T) {
 }
 
 func TestMCPRelayCarriesLargeOutput(t *testing.T) {
+	t.Parallel()
 	c, ws := newClient(t, sandbox.LevelOff, "0467")
 	conn := startLine(t, c, ws, "big", mark(t))
 	defer func() { _ = conn.Close() }()
@@ -141,6 +143,7 @@ func TestMCPRelayCarriesLargeOutput(t *testing.T) {
 }
 
 func TestMCPRelayReportsACrash(t *testing.T) {
+	t.Parallel()
 	c, ws := newClient(t, sandbox.LevelOff, "0467")
 	conn := startLine(t, c, ws, "crash", mark(t))
 	_, err := io.WriteString(conn, "go\n")
@@ -159,6 +162,7 @@ func TestMCPRelayReportsACrash(t *testing.T) {
 // the end of its input and SIGTERM, and has a child in its group, is killed with the
 // child within the grace periods.
 func TestMCPRelayStopsAStubbornServer(t *testing.T) {
+	t.Parallel()
 	for _, level := range levels {
 		t.Run(string(level), func(t *testing.T) {
 			t.Parallel() // each level waits out the server's grace periods
@@ -181,6 +185,7 @@ func TestMCPRelayStopsAStubbornServer(t *testing.T) {
 // TestMCPServersEndWithTheWorker checks that closing the client ends a server that
 // was never closed.
 func TestMCPServersEndWithTheWorker(t *testing.T) {
+	t.Parallel()
 	c, ws := newClient(t, sandbox.LevelLandlock, "0467")
 	m := mark(t)
 	conn := startLine(t, c, ws, "stubborn", m)
@@ -193,6 +198,7 @@ func TestMCPServersEndWithTheWorker(t *testing.T) {
 }
 
 func TestMCPStartFails(t *testing.T) {
+	t.Parallel()
 	c, ws := newClient(t, sandbox.LevelOff, "0467")
 	_, err := c.StartMCP(context.Background(), worker.MCPCommand{Command: "no-such-server-anywhere"}, nil)
 	assert.EqualError(t, err, "start no-such-server-anywhere: not found in PATH")

@@ -46,6 +46,7 @@ func nonRootScenario() int {
 // binary starts a copy of itself as uid 65534): the tool's file lands in the workspace,
 // owned by that user.
 func TestNonRootStrict(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("already not root: the other tests cover it")
 	}

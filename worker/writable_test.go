@@ -19,6 +19,7 @@ import (
 // the link lands in the host's folder, although the strict sandbox's own /tmp is
 // private, and whether the link is absolute or relative.
 func TestWritableSymlink(t *testing.T) {
+	t.Parallel()
 	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
 		for _, relative := range []bool{false, true} {
 			name := string(level) + "/absolute"
