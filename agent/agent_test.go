@@ -15,9 +15,10 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/testexit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit)) }
 
 // providerFunc is a one-method function-field fake of agent.Provider.
 type providerFunc func(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message]

@@ -23,6 +23,7 @@ import (
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 	workerBin = bin
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		remove()
-		os.Exit(code)
+		testexit.Exit(code)
 	}))
 }
 

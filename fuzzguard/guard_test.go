@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/agentrun/agentrun/testexit"
 )
 
 func TestMain(m *testing.M) {
@@ -18,7 +20,7 @@ func TestMain(m *testing.M) {
 		Run(7, func() { <-block })
 		os.Exit(0) // not reached: the watchdog panics
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
 // TestRunReturns checks that a fast body runs once and leaves no goroutine behind.

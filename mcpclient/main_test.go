@@ -16,6 +16,7 @@ import (
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
 )
 
@@ -24,7 +25,7 @@ import (
 func TestMain(m *testing.M) {
 	worker.ExitIfWorker()
 	mcptest.ExitIfServer()
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
 // harness is a session's worker with the test server's binary in its workspace.

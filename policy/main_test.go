@@ -6,7 +6,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/agentrun/agentrun/testexit"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit)) }
 
 // tempDir is t.TempDir with symbolic links resolved, as Dirs.Workspace is.
 func tempDir(t testing.TB) string {

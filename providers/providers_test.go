@@ -13,10 +13,11 @@ import (
 
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/testexit"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
 // session is a session of the given provider settings.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
 	"github.com/agentrun/agentrun/worker/workertest"
 )
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		remove()
-		os.Exit(code)
+		testexit.Exit(code)
 	}))
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/agentrun/agentrun/testexit"
 )
 
 // childEnv names the scenario a re-executed test binary runs instead of the tests.
@@ -33,7 +35,7 @@ func TestMain(m *testing.M) {
 	// The scenarios run in copies of this binary, which a race build makes wait a second
 	// at every exit unless told not to.
 	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
 // report writes one "key=value" line for the parent to check.

@@ -10,9 +10,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/telemetry"
+	"github.com/agentrun/agentrun/testexit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit)) }
 
 func lookup(env map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) {

@@ -17,9 +17,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/testexit"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit)) }
 
 // These tests run Client.Stream in a synctest bubble, so backoff and timeouts take no
 // real time. A bubble cannot use the network, so the HTTP round trip is faked at the

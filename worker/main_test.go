@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
 )
 
@@ -18,5 +19,5 @@ func TestMain(m *testing.M) {
 	if os.Getenv(scenarioEnv) == "nonroot" {
 		os.Exit(nonRootScenario())
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }

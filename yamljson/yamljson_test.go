@@ -12,11 +12,12 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentrun/agentrun/fuzzguard"
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/yamljson"
 )
 
 // TestMain checks that no test leaves a goroutine behind (fuzzguard's watchdog).
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit)) }
 
 // parse returns the value of a one-document YAML text.
 func parse(t testing.TB, text string) *yaml.Node {

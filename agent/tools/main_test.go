@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/agentrun/agentrun/policy"
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit)) }
 
 // tempDir is t.TempDir with symbolic links resolved, as Env.Workspace requires.
 func tempDir(t testing.TB) string {

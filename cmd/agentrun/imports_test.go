@@ -60,6 +60,7 @@ var allowedImports = map[string][]string{
 		"golang.org/x/sys", "golang.org/x/net", "golang.org/x/text"}, otelModules...),
 	"telemetry/otlptest": append([]string{"golang.org/x/sys", "golang.org/x/net", "golang.org/x/text"}, otelModules...),
 	"fuzzguard":          {},
+	"testexit":           {},
 	"cmd/agentrun":       {"*"},
 	// agentrun-worker is the worker's code alone: what it does not import (the JSON
 	// Schema compiler, whose package init costs 8 ms, telemetry, the transports) it

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
 )
 
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 	}
 	cleanup := func(code int) {
 		_ = os.RemoveAll(dir)
-		os.Exit(code)
+		testexit.Exit(code)
 	}
 	agentrunBin = filepath.Join(dir, "agentrun")
 	leakBin = filepath.Join(dir, "leakcheck", leakBinName)

@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
 )
 
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "escape: re-exec with the planted key:", err)
 		os.Exit(2)
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
 // plantedKey is the fake provider key in this process's environment.

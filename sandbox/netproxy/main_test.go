@@ -5,11 +5,13 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/agentrun/agentrun/testexit"
 )
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChild(os.Getenv(childEnv)))
 	}
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }

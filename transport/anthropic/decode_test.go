@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/transport"
 	"github.com/agentrun/agentrun/transport/anthropic"
 	"github.com/agentrun/agentrun/transport/transporttest"
@@ -23,7 +24,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit)) }
 
 var _ transport.Dialect = (*anthropic.Dialect)(nil)
 

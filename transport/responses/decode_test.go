@@ -8,13 +8,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
 
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/transport/responses"
 	"github.com/agentrun/agentrun/transport/transporttest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit)) }
 
 // TestDecode checks the decoder against every testdata/TestDecode/<case>.sse and its
 // <case>.golden.jsonl.

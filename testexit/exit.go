@@ -1,0 +1,11 @@
+// Package testexit ends a test binary with its exit code and, in a race build, without
+// the race runtime's one-second wait at exit, which every race-built test binary of the
+// suite would otherwise pay.
+package testexit
+
+// Exit ends the process with code, as the Cleanup of goleak.VerifyTestMain. In a race
+// build it skips the race runtime's finalisation: by then the testing package has
+// failed every test during which a race was reported, and the wait (GORACE's
+// atexit_sleep_ms, a second by default) is for goroutines that goleak has just shown
+// are gone.
+func Exit(code int) { exit(code) }
