@@ -94,26 +94,42 @@ func PidsBase() (string, error) {
 // cgroup v2 first: the v2 ones only where the pids controller is enabled for their
 // children.
 func ownPidsDirs() []string {
+	var dirs []string
+	for _, c := range ownCgroups() {
+		if c.v2 {
+			ctl, err := os.ReadFile(filepath.Join(c.dir, "cgroup.subtree_control"))
+			if err != nil || !slices.Contains(strings.Fields(string(ctl)), "pids") {
+				continue // v2 without the pids controller enabled for children
+			}
+		}
+		dirs = append(dirs, c.dir)
+	}
+	return dirs
+}
+
+// cgroupDir is this process's own folder in one cgroup hierarchy, below its root.
+type cgroupDir struct {
+	root, dir string
+	v2        bool
+}
+
+// ownCgroups are this process's folders in the hierarchies that can hold the pids
+// controller: v2, mounted at /sys/fs/cgroup or beside v1 at /sys/fs/cgroup/unified,
+// then v1's pids hierarchy (its root when /proc/self/cgroup names none).
+func ownCgroups() []cgroupDir {
 	b, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return nil
 	}
 	v1, v2 := parseCgroups(string(b))
-	var dirs []string
-	for _, c := range []struct{ root, path string }{{"/sys/fs/cgroup", v2}, {"/sys/fs/cgroup/unified", v2}, {"/sys/fs/cgroup/pids", v1}} {
-		if c.path == "" && c.root != "/sys/fs/cgroup/pids" {
-			continue
+	var out []cgroupDir
+	if v2 != "" {
+		for _, root := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+			out = append(out, cgroupDir{root: root, dir: filepath.Join(root, v2), v2: true})
 		}
-		dir := filepath.Join(c.root, c.path)
-		if c.root != "/sys/fs/cgroup/pids" {
-			ctl, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-			if err != nil || !slices.Contains(strings.Fields(string(ctl)), "pids") {
-				continue // v2 without the pids controller enabled for children
-			}
-		}
-		dirs = append(dirs, dir)
 	}
-	return dirs
+	const v1Root = "/sys/fs/cgroup/pids"
+	return append(out, cgroupDir{root: v1Root, dir: filepath.Join(v1Root, v1)})
 }
 
 // parseCgroups reads /proc/PID/cgroup: the path of the process's cgroup in the v1
@@ -194,17 +210,9 @@ type PidsLimit struct {
 // and in v1's pids hierarchy. Where a container's cgroup namespace hides the host's,
 // its own root is the container's limit.
 func PidsLimits() []PidsLimit {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return nil
-	}
-	v1, v2 := parseCgroups(string(b))
 	var out []PidsLimit
-	for _, c := range []struct{ root, path string }{{"/sys/fs/cgroup", v2}, {"/sys/fs/cgroup/unified", v2}, {"/sys/fs/cgroup/pids", v1}} {
-		if c.path == "" {
-			continue
-		}
-		for dir := filepath.Join(c.root, c.path); strings.HasPrefix(dir, c.root); dir = filepath.Dir(dir) {
+	for _, c := range ownCgroups() {
+		for dir := c.dir; strings.HasPrefix(dir, c.root); dir = filepath.Dir(dir) {
 			if l, ok := readPidsLimit(dir); ok {
 				out = append(out, l)
 			}
