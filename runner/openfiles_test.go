@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/runner"
 )
 
@@ -84,19 +85,32 @@ concurrency: 100
 jobs:
   - {id: many, model: answer, repeat: 100, prompt: Say so., sandbox: {level: "off"}}
 `)
+	sum := runAndReport(t, dir, spec, runner.ErrOpenFiles)
+	if sum == nil {
+		return
+	}
+	fmt.Println("soft limit after the run", softOpenFiles(t))
+	assert.Equal(t, 100, sum.Totals.Passed, strings.TrimSpace(sum.Text()))
+}
+
+// runAndReport runs spec with the in-process model into dir/out, for a child process
+// whose parent reads its output: a refusal, which must be refused, is printed with
+// whether it wrote nothing (nil is returned); a run, with how many sessions ran and
+// passed.
+func runAndReport(t *testing.T, dir string, spec *jobs.Spec, refused error) *runner.Summary {
+	t.Helper()
 	out := filepath.Join(dir, "out")
 	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 	if err != nil {
-		require.ErrorIs(t, err, runner.ErrOpenFiles)
+		require.ErrorIs(t, err, refused)
 		fmt.Println(err)
 		if _, serr := os.Stat(out); os.IsNotExist(serr) {
 			fmt.Println("nothing written")
 		}
-		return
+		return nil
 	}
 	fmt.Printf("ran %d sessions, %d passed\n", len(sum.Sessions), sum.Totals.Passed)
-	fmt.Println("soft limit after the run", softOpenFiles(t))
-	assert.Equal(t, 100, sum.Totals.Passed, strings.TrimSpace(sum.Text()))
+	return sum
 }
 
 func softOpenFiles(t *testing.T) uint64 {

@@ -1,8 +1,6 @@
 package runner_test
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,8 +25,7 @@ const tasksChild = "AGENTRUN_TEST_TASKS"
 // each in its worker, inside the limit.
 func TestTasksLimit(t *testing.T) {
 	t.Parallel()
-	base, err := sandbox.PidsBase()
-	if err != nil {
+	if _, err := sandbox.PidsBase(); err != nil {
 		t.Skipf("no writable pids hierarchy (%v) to make a limit in", err)
 	}
 	for _, tt := range []struct {
@@ -45,12 +42,11 @@ func TestTasksLimit(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			dir := filepath.Join(base, fmt.Sprintf("agentrun-%d-%d", os.Getpid(), 1<<30+tt.concurrency))
-			require.NoError(t, os.Mkdir(dir, 0o755))
-			t.Cleanup(func() { _ = os.Remove(dir) })
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "pids.max"), []byte("400"), 0))
+			pids, err := sandbox.NewPids(400)
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, pids.Remove()) })
 			cmd := exec.Command("sh", "-c", `echo $$ > "$1" && shift && exec "$@"`, "sh",
-				filepath.Join(dir, "cgroup.procs"), os.Args[0], "-test.run", "^TestTasksChild$", "-test.v")
+				filepath.Join(pids.Dir(), "cgroup.procs"), os.Args[0], "-test.run", "^TestTasksChild$", "-test.v")
 			cmd.Env = append(os.Environ(), tasksChild+"="+strconv.Itoa(tt.concurrency), "TMPDIR="+t.TempDir())
 			wd, err := os.Getwd()
 			require.NoError(t, err)
@@ -87,16 +83,7 @@ defaults: {tools: [Write], workspace: {dir: ., mode: copy}}
 jobs:
   - {id: many, model: success, repeat: 40, prompt: Write the notes.}
 `)
-	out := filepath.Join(dir, "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
-	if err != nil {
-		require.ErrorIs(t, err, runner.ErrTasks)
-		fmt.Println(err)
-		if _, serr := os.Stat(out); os.IsNotExist(serr) {
-			fmt.Println("nothing written")
-		}
-		return
+	if sum := runAndReport(t, dir, spec, runner.ErrTasks); sum != nil {
+		assert.Equal(t, 40, sum.Totals.Passed, strings.TrimSpace(sum.Text()))
 	}
-	fmt.Printf("ran %d sessions, %d passed\n", len(sum.Sessions), sum.Totals.Passed)
-	assert.Equal(t, 40, sum.Totals.Passed, strings.TrimSpace(sum.Text()))
 }

@@ -48,6 +48,9 @@ func NewPids(max int) (*Pids, error) {
 	return &Pids{dir: dir}, nil
 }
 
+// Dir is the cgroup's folder.
+func (p *Pids) Dir() string { return p.dir }
+
 // Add moves process pid (and the threads it has) into the cgroup; what it starts
 // afterwards is born there.
 func (p *Pids) Add(pid int) error {

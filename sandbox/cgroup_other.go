@@ -16,6 +16,9 @@ type Pids struct{}
 // NewPids fails here: there are no cgroups.
 func NewPids(int) (*Pids, error) { return nil, errors.New("pids cgroup: needs Linux") }
 
+// Dir is empty: there is no cgroup.
+func (*Pids) Dir() string { return "" }
+
 // Add does nothing.
 func (*Pids) Add(int) error { return nil }
 

@@ -26,14 +26,12 @@ func init() {
 // process's own, with pids.max 77, and checks that the copy finds that limit, with the
 // tasks the cgroup has, among the limits on its own tasks.
 func TestPidsLimits(t *testing.T) {
-	base, err := PidsBase()
+	p, err := NewPids(77)
 	if err != nil {
 		t.Skipf("no writable pids hierarchy (%v)", err)
 	}
-	dir := filepath.Join(base, fmt.Sprintf("agentrun-%d-%d", os.Getpid(), 1<<30)) // RemoveStalePids's if left
-	require.NoError(t, os.Mkdir(dir, 0o755))
-	t.Cleanup(func() { _ = os.Remove(dir) })
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "pids.max"), []byte("77"), 0))
+	t.Cleanup(func() { assert.NoError(t, p.Remove()) })
+	dir := p.Dir()
 
 	cmd := exec.Command("sh", "-c", `echo $$ > "$1" && shift && exec "$@"`, "sh",
 		filepath.Join(dir, "cgroup.procs"), os.Args[0], "-test.run=^$")

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/sandbox"
 )
@@ -18,14 +15,12 @@ import (
 // output folder.
 func TestRunRefusedByTaskLimit(t *testing.T) {
 	t.Parallel()
-	base, err := sandbox.PidsBase()
+	pids, err := sandbox.NewPids(300)
 	if err != nil {
 		t.Skipf("no writable pids hierarchy (%v) to make a limit in", err)
 	}
-	cgroup := filepath.Join(base, fmt.Sprintf("agentrun-%d-%d", os.Getpid(), 1<<30))
-	require.NoError(t, os.Mkdir(cgroup, 0o755))
-	t.Cleanup(func() { _ = os.Remove(cgroup) })
-	require.NoError(t, os.WriteFile(filepath.Join(cgroup, "pids.max"), []byte("300"), 0))
+	t.Cleanup(func() { assert.NoError(t, pids.Remove()) })
+	cgroup := pids.Dir()
 	dir := t.TempDir()
 	spec := writeFile(t, dir, "spec.yaml", `version: 1
 concurrency: 50
