@@ -3,7 +3,6 @@ package runner_test
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -29,9 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	workerBin = bin
-	// Some tests run copies of this binary, which a race build makes wait a second at
-	// every exit unless told not to.
-	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	testexit.QuickChildren() // some tests run copies of this binary
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		remove()
 		testexit.Exit(code)

@@ -32,9 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run())
 	}
-	// The scenarios run in copies of this binary, which a race build makes wait a second
-	// at every exit unless told not to.
-	_ = os.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	testexit.QuickChildren() // the scenarios run in copies of this binary
 	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 

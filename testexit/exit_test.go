@@ -30,3 +30,13 @@ func TestExitCode(t *testing.T) {
 	require.True(t, errors.As(err, &exit), "%v", err)
 	assert.Equal(t, 7, exit.ExitCode())
 }
+
+// TestQuickChildren checks that QuickExit joins the options GORACE already has.
+func TestQuickChildren(t *testing.T) {
+	t.Setenv("GORACE", "halt_on_error=1")
+	QuickChildren()
+	assert.Equal(t, "halt_on_error=1 "+QuickExit, os.Getenv("GORACE"))
+	t.Setenv("GORACE", "")
+	QuickChildren()
+	assert.Equal(t, QuickExit, os.Getenv("GORACE"))
+}

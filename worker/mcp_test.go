@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
 )
 
@@ -95,7 +96,7 @@ func serverBinary(t *testing.T, ws string) string {
 func startLine(t *testing.T, c *worker.Client, ws, mode, m string) *worker.MCPConn {
 	t.Helper()
 	conn, err := c.StartMCP(context.Background(), worker.MCPCommand{Command: serverBinary(t, ws),
-		Env: []string{serverEnv + "=" + mode, markEnv + "=" + m, "GORACE=" + mcptest.RaceQuickExit}}, nil)
+		Env: []string{serverEnv + "=" + mode, markEnv + "=" + m, "GORACE=" + testexit.QuickExit}}, nil)
 	require.NoError(t, err)
 	return conn
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/protocol/eventschema"
+	"github.com/agentrun/agentrun/testexit"
 )
 
 // mcpScript calls a tool of each test server.
@@ -31,7 +32,7 @@ func TestExecMCPConfig(t *testing.T) {
 	require.NoError(t, err)
 	writeFile(t, dir, ".mcp.json", `{
   "mcpServers": {
-    "test": {"command": "`+bin+`", "args": [], "env": {"`+mcptest.Env+`": "ok", "GORACE": "`+mcptest.RaceQuickExit+`"}},
+    "test": {"command": "`+bin+`", "args": [], "env": {"`+mcptest.Env+`": "ok", "GORACE": "`+testexit.QuickExit+`"}},
     "web": {"type": "http", "url": "`+web.URL+`/mcp", "headers": {"Authorization": "Bearer ${WEB_TOKEN}"}}
   }
 }`)
@@ -81,7 +82,7 @@ func TestExecMCPFailures(t *testing.T) {
 	dir, env, script := execSetup(t, mcpScript)
 	bin, err := mcptest.Link(dir, "mcp-test-server")
 	require.NoError(t, err)
-	writeFile(t, dir, "down.json", `{"mcpServers": {"test": {"command": "`+bin+`", "env": {"`+mcptest.Env+`": "hang-init", "GORACE": "`+mcptest.RaceQuickExit+`"},
+	writeFile(t, dir, "down.json", `{"mcpServers": {"test": {"command": "`+bin+`", "env": {"`+mcptest.Env+`": "hang-init", "GORACE": "`+testexit.QuickExit+`"},
   "required": true, "startup_timeout": "300ms"}}}`)
 	o := agentrun(t, invocation{args: []string{"exec", "--mcp-config", "down.json", "--script", script,
 		"--output-format", "stream-json", "Ask."}, env: env, dir: dir})

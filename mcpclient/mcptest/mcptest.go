@@ -29,11 +29,6 @@ func ExitIfServer() {
 	}
 }
 
-// RaceQuickExit is the GORACE a race-built test binary started as a server needs: by
-// default the race runtime waits a second at every exit, and a test that closes a
-// server waits with it.
-const RaceQuickExit = "atexit_sleep_ms=0"
-
 // MarkEnv tags the processes a test starts (servers, and what they start), so that
 // Processes can find them in the process table.
 const MarkEnv = "AGENTRUN_TEST_MARK"

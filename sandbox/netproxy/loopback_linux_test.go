@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/testexit"
 )
 
 // inNewNetns runs this test binary's runChild(mode) in new user and network
@@ -17,7 +19,7 @@ import (
 func inNewNetns(t *testing.T, mode string) string {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), childEnv+"="+mode, "GORACE="+testexit.QuickExit)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Cloneflags:  syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
 		UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
