@@ -180,6 +180,23 @@ func RemoveStalePids() (int, error) {
 	return n, nil
 }
 
+// PidsOf lists the session cgroups that process pid made (agentrun-PID-N) where this
+// process's would go, which a child inherits: none without a writable pids hierarchy.
+func PidsOf(pid int) ([]string, error) {
+	base, err := PidsBase()
+	if err != nil {
+		return nil, nil
+	}
+	dirs, err := filepath.Glob(filepath.Join(base, fmt.Sprintf("agentrun-%d-*", pid)))
+	if err != nil {
+		return nil, fmt.Errorf("pids cgroup: %w", err)
+	}
+	return slices.DeleteFunc(dirs, func(dir string) bool {
+		creator, ok := creatorOf(filepath.Base(dir))
+		return !ok || creator != pid
+	}), nil
+}
+
 // creatorOf reads the pid in a session cgroup's name (agentrun-PID-N).
 func creatorOf(name string) (int, bool) {
 	rest, ok := strings.CutPrefix(name, "agentrun-")

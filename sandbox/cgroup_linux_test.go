@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,6 +40,10 @@ func TestRemoveStalePids(t *testing.T) {
 	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
 	p := &Pids{dir: busy}
 	require.NoError(t, p.Add(sleeper.Process.Pid))
+
+	made, err := PidsOf(dead)
+	require.NoError(t, err)
+	assert.ElementsMatch(t, append(slices.Clone(stale), busy), made, "the dead run's session cgroups, by its pid")
 
 	n, err := RemoveStalePids()
 	require.NoError(t, err)

@@ -28,6 +28,9 @@ func (*Pids) Remove() error { return nil }
 // RemoveStalePids does nothing: there are no cgroups.
 func RemoveStalePids() (int, error) { return 0, nil }
 
+// PidsOf lists nothing: there are no cgroups.
+func PidsOf(int) ([]string, error) { return nil, nil }
+
 // PidsBase fails here: there are no cgroups.
 func PidsBase() (string, error) { return "", errors.New("pids cgroup: needs Linux") }
 

@@ -70,16 +70,14 @@ func TestForkBombIsContained(t *testing.T) {
 // process pid is in.
 func pidsCgroupOf(t *testing.T, pid int) string {
 	t.Helper()
-	base, err := sandbox.PidsBase()
-	require.NoError(t, err)
-	dirs, err := filepath.Glob(filepath.Join(base, "agentrun-"+strconv.Itoa(os.Getpid())+"-*"))
+	dirs, err := sandbox.PidsOf(os.Getpid())
 	require.NoError(t, err)
 	for _, dir := range dirs {
 		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil && slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid)) {
 			return dir
 		}
 	}
-	require.FailNow(t, "no session cgroup holds the worker", "pid %d, in %s", pid, base)
+	require.FailNow(t, "no session cgroup holds the worker", "pid %d, in %v", pid, dirs)
 	return ""
 }
 

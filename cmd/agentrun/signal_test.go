@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -192,16 +191,10 @@ func TestSignalKillResume(t *testing.T) {
 	assertNoSecrets(t, out, sec.values(), o.stdout, o.stderr)
 }
 
-// sessionCgroups lists the session cgroups (agentrun-PID-N) the agentrun process pid
-// made where it would make them: in this process's folder of the pids hierarchy, which
-// its child inherits.
+// sessionCgroups lists the session cgroups the agentrun process pid made.
 func sessionCgroups(t *testing.T, pid int) []string {
 	t.Helper()
-	base, err := sandbox.PidsBase()
-	if err != nil {
-		return nil // no writable pids hierarchy: no session had a cgroup
-	}
-	found, err := filepath.Glob(filepath.Join(base, fmt.Sprintf("agentrun-%d-*", pid)))
+	found, err := sandbox.PidsOf(pid)
 	require.NoError(t, err)
 	return found
 }
