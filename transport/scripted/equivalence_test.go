@@ -1,6 +1,7 @@
 package scripted_test
 
 import (
+	"cmp"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -258,6 +259,10 @@ func TestEquivalenceRetries(t *testing.T) {
 		fault     string
 		wantRetry []string           // the kinds of the retries
 		wantErr   protocol.ErrorKind // the kind of the final error, "" for a success
+		// idle is the transport's idle timeout: 5 s unless set, so that no attempt of a
+		// loaded machine counts as a stall; the stall's own, which each of its attempts
+		// waits out, is shorter.
+		idle time.Duration
 	}{
 		{name: "429 with retry-after", fault: "{status: 429, retry_after: 0.02}", wantRetry: []string{"http_429"}},
 		{name: "429 with retry-after-ms", fault: "{status: 429, retry_after_ms: 30, times: 2}", wantRetry: []string{"http_429", "http_429"}},
@@ -274,15 +279,15 @@ func TestEquivalenceRetries(t *testing.T) {
 		{name: "cut", fault: "{cut: true}", wantRetry: []string{"network"}},
 		{name: "eof", fault: "{eof: true}", wantRetry: []string{"stream"}},
 		{name: "malformed", fault: "{malformed: true}", wantRetry: []string{"stream"}},
-		{name: "stall", fault: "{stall: true}", wantRetry: []string{"inactivity"}},
+		{name: "stall", fault: "{stall: true}", wantRetry: []string{"inactivity"}, idle: time.Second},
 		{name: "overloaded error event", fault: "{error_event: overloaded_error}", wantRetry: []string{"overloaded"}},
 		{name: "invalid_request error event", fault: "{error_event: invalid_request_error}", wantErr: "request"},
 	}
-	opts := transport.Options{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, MaxRetryAfter: time.Minute,
-		IdleTimeout: 200 * time.Millisecond, Jitter: func() float64 { return 0 }}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			opts := transport.Options{BaseDelay: time.Millisecond, MaxDelay: 4 * time.Millisecond, MaxRetryAfter: time.Minute,
+				IdleTimeout: cmp.Or(tt.idle, 5*time.Second), Jitter: func() float64 { return 0 }}
 			src := "steps:\n  - thinking: first\n    text: A long enough answer to be cut in the middle.\n" +
 				"    tool_calls: [{name: Glob, input: {pattern: '*.go'}}]\n    fault: " + tt.fault + "\n"
 			req := protocol.Request{Model: "scripted", Tools: tools, Messages: []protocol.Turn{user("go")}}
