@@ -5,7 +5,6 @@ package examples_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,21 +26,9 @@ import (
 	"github.com/agentrun/agentrun/transport/scripted"
 )
 
-// workerBin is the agentrun-worker the examples' sessions run their tools in.
-var workerBin string
-
 func TestMain(m *testing.M) {
 	worker.ExitIfWorker() // a worker of this test binary, should a test start one
-	bin, remove, err := workertest.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "examples tests:", err)
-		os.Exit(1)
-	}
-	workerBin = bin
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		remove()
-		testexit.Exit(code)
-	}))
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
 // scriptedProviders gives every session the scripted model playing the session's
@@ -180,6 +167,9 @@ var examples = []example{
 // TestExamples runs every example with the scripted model and checks its exit code,
 // every session's status and artifacts, and that the bundled projects stay unchanged.
 func TestExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every example's sessions in workers (not with -short)")
+	}
 	files, err := filepath.Glob("*.yaml")
 	require.NoError(t, err)
 	var covered []string
@@ -212,7 +202,7 @@ func TestExamples(t *testing.T) {
 				Out: out, Providers: scriptedProviders{}, Environ: toolEnviron(),
 				Home: home, InstructionHome: filepath.Join(home, ".agentrun"),
 				LookupEnv: func(string) (string, bool) { return "", false }, Version: "test",
-				Sandbox: runner.SandboxOptions{Binary: workerBin},
+				Sandbox: runner.SandboxOptions{Binary: workertest.Bin(t)},
 			})
 			sum, err := r.Run(context.Background(), spec)
 			require.NoError(t, err)

@@ -25,6 +25,9 @@ func call(t *testing.T, s *mcpclient.Set, tool, input string) (string, bool) {
 }
 
 func TestStdioServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("carries a 10 MB result through a stdio server (not with -short)")
+	}
 	t.Parallel()
 	h := newHarness(t)
 	cfg := h.stdio("test", "ok")
@@ -77,6 +80,9 @@ func TestStdioServer(t *testing.T) {
 // TestStartupFaults checks each way a server can fail to connect: the status, the
 // reason, and that nothing is left running.
 func TestStartupFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out startup timeouts (not with -short)")
+	}
 	t.Parallel()
 	tests := map[string]struct {
 		mode, status string
@@ -145,6 +151,9 @@ func TestOptionalServerFailureIsAWarning(t *testing.T) {
 }
 
 func TestCallFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out call faults (not with -short)")
+	}
 	t.Parallel()
 	h := newHarness(t)
 	cfg := h.stdio("test", "ok")

@@ -88,7 +88,7 @@ jobs:
 	for i := range b.N {
 		b.StopTimer()
 		out := filepath.Join(b.TempDir(), fmt.Sprint(i))
-		r := newRunner(runner.Options{Out: out, Providers: oneModel{model}})
+		r := newRunner(b, runner.Options{Out: out, Providers: oneModel{model}})
 		runtime.GC()
 		base := heapObjects()
 		var before runtime.MemStats

@@ -19,6 +19,7 @@ import (
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
+	"github.com/agentrun/agentrun/worker"
 )
 
 // manySessions scales BenchmarkManySessions: `go test -run '^$' -bench
@@ -72,7 +73,7 @@ jobs:
 	var peak usage
 	for i := range b.N {
 		out := filepath.Join(dir, fmt.Sprint(i))
-		r := newRunner(runner.Options{Out: out, Providers: p, Environ: os.Environ()})
+		r := newRunner(b, runner.Options{Out: out, Providers: p, Environ: os.Environ()})
 		s := startProcSampler(os.Getpid(), time.Second)
 		cpu0, workers0 := cpuTime(b)
 		start := time.Now()
@@ -250,7 +251,7 @@ func (s *procSampler) stop() usage {
 func treeUsage(root int) usage {
 	u := usage{kinds: map[string]kind{}}
 	page := float64(os.Getpagesize())
-	stage1 := filepath.Base(workerBin) // the comm of a worker's stage 1 (15 bytes at most)
+	stage1 := worker.BinaryName // the comm of a worker's stage 1 (15 bytes at most)
 	stage1 = stage1[:min(len(stage1), 15)]
 	for _, pid := range descendants(root) {
 		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))

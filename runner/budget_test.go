@@ -60,7 +60,7 @@ jobs:
 		t.Run(tt.name, func(t *testing.T) {
 			p := newInProcess(scripts)
 			out := filepath.Join(t.TempDir(), "out")
-			sum, err := newRunner(runner.Options{Out: out, Providers: p}).Run(context.Background(), writeSpec(t, t.TempDir(), tt.spec))
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: p}).Run(context.Background(), writeSpec(t, t.TempDir(), tt.spec))
 			require.NoError(t, err)
 			results := verifyOut(t, out, sum)
 			require.Len(t, results, len(tt.want))

@@ -50,7 +50,7 @@ jobs:
 	out := filepath.Join(t.TempDir(), "out")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := startRun(ctx, newRunner(runner.Options{Out: out, Providers: p}), spec)
+	done := startRun(ctx, newRunner(t, runner.Options{Out: out, Providers: p}), spec)
 
 	select {
 	case <-reached:

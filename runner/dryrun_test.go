@@ -137,10 +137,10 @@ jobs:
 			opts := tt.opts
 			opts.Out = filepath.Join(dir, "out")
 			if tt.earlier {
-				_, err := newRunner(runner.Options{Out: opts.Out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+				_, err := newRunner(t, runner.Options{Out: opts.Out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 				require.NoError(t, err)
 			}
-			plan, err := newRunner(opts).Plan(spec)
+			plan, err := runner.New(opts).Plan(spec)
 			require.NoError(t, err)
 			text := strings.ReplaceAll(runner.DryRun(spec, plan), dir, "$DIR")
 			golden(t, strings.ReplaceAll(tt.name, " ", "_")+".txt", text)

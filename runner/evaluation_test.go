@@ -67,7 +67,7 @@ func runEvaluation(t *testing.T) (string, *runner.Summary) {
 	})
 	spec := writeSpec(t, t.TempDir(), evalSpec)
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: p, Version: "v9.9.9-test",
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: p, Version: "v9.9.9-test",
 		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Len(t, sum.Sessions, 18)

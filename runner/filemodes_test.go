@@ -34,7 +34,7 @@ func TestFileModes(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			p := newInProcess(loadScripts(t))
 			p.fakes["crash"] = panicking("provider exploded")
-			_, err := newRunner(mixedOptions(out, p)).Run(context.Background(), spec)
+			_, err := newRunner(t, mixedOptions(out, p)).Run(context.Background(), spec)
 			require.NoError(t, err)
 			files := 0
 			require.NoError(t, filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {

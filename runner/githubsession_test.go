@@ -33,7 +33,7 @@ jobs:
 	outputFile := filepath.Join(dir, "github-output")
 	require.NoError(t, os.WriteFile(outputFile, nil, 0o644))
 	gh := &runner.GitHub{Output: outputFile, Log: &strings.Builder{}, Version: "test"}
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)), GitHub: gh}).Run(context.Background(), spec)
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)), GitHub: gh}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
 	b, err := os.ReadFile(outputFile)

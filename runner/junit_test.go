@@ -25,7 +25,7 @@ func mixedJUnit(t *testing.T) ([]byte, string) {
 	out := filepath.Join(t.TempDir(), "out")
 	p := newInProcess(loadScripts(t))
 	p.fakes["crash"] = panicking("provider exploded")
-	_, err := newRunner(mixedOptions(out, p)).Run(context.Background(), spec)
+	_, err := newRunner(t, mixedOptions(out, p)).Run(context.Background(), spec)
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(out, runner.JUnitFile))
 	require.NoError(t, err)

@@ -1,8 +1,6 @@
 package runner_test
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -14,32 +12,26 @@ import (
 	"github.com/agentrun/agentrun/worker/workertest"
 )
 
-// workerBin is the agentrun-worker the sessions of these tests run their tools in.
-var workerBin string
-
 // TestMain fails the package's tests when a goroutine outlives them: every session,
 // watchdog, progress ticker and HTTP connection must have been waited for or closed.
 func TestMain(m *testing.M) {
-	worker.ExitIfWorker()  // the internal tests start this test binary as their sessions' worker
-	mcptest.ExitIfServer() // and the sessions' workers start it as their stdio MCP server
-	bin, remove, err := workertest.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "runner tests:", err)
-		os.Exit(1)
-	}
-	workerBin = bin
+	worker.ExitIfWorker()    // the internal tests start this test binary as their sessions' worker
+	mcptest.ExitIfServer()   // and the sessions' workers start it as their stdio MCP server
 	testexit.QuickChildren() // some tests run copies of this binary
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		remove()
-		testexit.Exit(code)
-	}))
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
-// newRunner is runner.New with the sessions' workers run as workerBin, unless o names
-// a worker binary itself.
-func newRunner(o runner.Options) *runner.Runner {
+// newRunner is runner.New with the sessions' workers run as workertest's agentrun-worker,
+// unless o names a worker binary itself. With -short it skips the test: the tests that
+// run sessions, each in worker processes of its own, are the slow part of the package.
+// (A test that only plans calls runner.New.)
+func newRunner(tb testing.TB, o runner.Options) *runner.Runner {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("runs sessions in their workers (not with -short)")
+	}
 	if o.Sandbox.Binary == "" {
-		o.Sandbox.Binary = workerBin
+		o.Sandbox.Binary = workertest.Bin(tb)
 	}
 	return runner.New(o)
 }

@@ -78,7 +78,7 @@ jobs:
 	require.NoError(t, err)
 	out := filepath.Join(dir, "out")
 	p := newInProcess(loadScripts(t))
-	sum, err := newRunner(runner.Options{Out: out, Providers: p, LookupEnv: lookup,
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: p, LookupEnv: lookup,
 		Environ: []string{"PATH=" + os.Getenv("PATH"), "ANTHROPIC_API_KEY=sk-ant-NOT-FOR-TOOLS"},
 	}).Run(context.Background(), spec)
 	require.NoError(t, err)

@@ -26,6 +26,9 @@ const openFilesChild = "AGENTRUN_TEST_OPEN_FILES"
 // writes nothing; with a soft limit too low but a hard one high enough it raises the
 // soft limit and runs.
 func TestOpenFilesLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sessions in their workers in a child process (not with -short)")
+	}
 	t.Parallel()
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
@@ -100,7 +103,7 @@ jobs:
 func runAndReport(t *testing.T, dir string, spec *jobs.Spec, refused error) *runner.Summary {
 	t.Helper()
 	out := filepath.Join(dir, "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 	if err != nil {
 		require.ErrorIs(t, err, refused)
 		fmt.Println(err)

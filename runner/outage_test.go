@@ -35,7 +35,7 @@ jobs:
   - {id: down, prompt: go, repeat: 20}
 `)
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: p}).Run(context.Background(), spec)
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: p}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	results := verifyOut(t, out, sum)
 	require.Len(t, results, 20)

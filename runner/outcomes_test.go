@@ -164,7 +164,7 @@ func TestRunMixedOutcomes(t *testing.T) {
 				opts = mixedOptions(out, p)
 			}
 
-			sum, err := newRunner(opts).Run(context.Background(), spec)
+			sum, err := newRunner(t, opts).Run(context.Background(), spec)
 			require.NoError(t, err)
 			results := verifyOut(t, out, sum, apiKey, envToken)
 

@@ -27,7 +27,7 @@ jobs:
   - {id: paced, model: paced, repeat: 8, prompt: Say hello.}
 `)
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: p, Throttled: p.Throttled, Paced: p.Paced,
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: p, Throttled: p.Throttled, Paced: p.Paced,
 		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	assert.Equal(t, 8, sum.Totals.Sessions)

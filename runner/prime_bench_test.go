@@ -54,7 +54,7 @@ defaults:
 jobs:
   - {id: task, model: claude-sonnet-4-6, repeat: %d, system: %q, prompt: "Task {{ .repeat }}: answer briefly."}
 `, sessions, prime, sessions, extra))
-		r := newRunner(runner.Options{Out: filepath.Join(dir, "out"), Providers: p})
+		r := newRunner(b, runner.Options{Out: filepath.Join(dir, "out"), Providers: p})
 		start := time.Now()
 		sum, err := r.Run(context.Background(), spec)
 		wall = time.Since(start)

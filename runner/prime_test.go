@@ -38,7 +38,7 @@ defaults:
 jobs:
   - {id: task, model: claude-sonnet-4-6, repeat: 4, system: %q, prompt: "Task {{ .repeat }}: answer briefly."}
 `, extra))
-	sum, err := newRunner(runner.Options{Out: filepath.Join(dir, "out"), Providers: p}).Run(context.Background(), spec)
+	sum, err := newRunner(t, runner.Options{Out: filepath.Join(dir, "out"), Providers: p}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, 4, sum.Totals.Passed)
 	var readers, writers int

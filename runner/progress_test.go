@@ -65,7 +65,7 @@ func TestProgressPlain(t *testing.T) {
 	// at least one heartbeat interval, whatever the machine's speed.
 	p.fakes["gate"] = gated(make(chan string, 1), rec.beat)
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: p, Progress: rec, Heartbeat: 10 * time.Millisecond}).
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: p, Progress: rec, Heartbeat: 10 * time.Millisecond}).
 		Run(context.Background(), writeSpec(t, t.TempDir(), progressSpec+retryJob))
 	require.NoError(t, err)
 	verifyOut(t, out, sum)
@@ -120,7 +120,7 @@ func TestProgressLive(t *testing.T) {
 			close(release)
 			p.fakes["gate"] = gated(make(chan string, 1), release)
 			out := filepath.Join(t.TempDir(), "out")
-			sum, err := newRunner(runner.Options{Out: out, Providers: p, Progress: term.Lines(rec), Status: term,
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: p, Progress: term.Lines(rec), Status: term,
 				Color: true, Stdout: stdout, StdoutShared: tt.shared}).
 				Run(context.Background(), writeSpec(t, t.TempDir(), progressSpec+retryJob))
 			require.NoError(t, err)
@@ -187,7 +187,7 @@ func TestRunStdout(t *testing.T) {
 			p.fakes["gate"] = gated(make(chan string, 1), release)
 			var stdout bytes.Buffer
 			out := filepath.Join(t.TempDir(), "out")
-			sum, err := newRunner(runner.Options{Out: out, Providers: p, Format: tt.format, Stdout: &stdout}).
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: p, Format: tt.format, Stdout: &stdout}).
 				Run(context.Background(), writeSpec(t, t.TempDir(), progressSpec))
 			require.NoError(t, err)
 			verifyOut(t, out, sum)

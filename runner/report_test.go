@@ -364,7 +364,7 @@ func TestReportSecretsOfARun(t *testing.T) {
 	})
 	spec := writeSpec(t, t.TempDir(), "version: 1\njobs:\n  - {id: leak, prompt: Say the key.}\n")
 	out := filepath.Join(t.TempDir(), "out")
-	_, err = newRunner(runner.Options{Out: out, Providers: p, Secrets: []string{secret},
+	_, err = newRunner(t, runner.Options{Out: out, Providers: p, Secrets: []string{secret},
 		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	page, raw, details := readReport(t, out)

@@ -34,7 +34,7 @@ jobs:
 // session id of each result it left.
 func firstRun(t *testing.T, specDir, out string) map[string]string {
 	t.Helper()
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
 		Run(context.Background(), writeSpec(t, specDir, resumeSpec))
 	require.NoError(t, err)
 	assert.Equal(t, map[protocol.Status]int{protocol.StatusSuccess: 3, protocol.StatusChecks: 1}, sum.Totals.ByStatus)
@@ -93,7 +93,7 @@ func TestRunResume(t *testing.T) {
 				text = tt.edit(text)
 			}
 			p := newInProcess(loadScripts(t))
-			sum, err := newRunner(runner.Options{Out: out, Providers: p, Resume: tt.resume, RerunFailed: tt.rerunFailed}).
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: p, Resume: tt.resume, RerunFailed: tt.rerunFailed}).
 				Run(context.Background(), writeSpec(t, specDir, text))
 			require.NoError(t, err)
 			results := verifyOut(t, out, sum)
@@ -149,7 +149,7 @@ jobs:
 			require.NoError(t, runner.ValidateFilter(tt.give))
 			p := newInProcess(scripts)
 			out := filepath.Join(t.TempDir(), "out")
-			sum, err := newRunner(runner.Options{Out: out, Providers: p, Filter: tt.give}).
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: p, Filter: tt.give}).
 				Run(context.Background(), writeSpec(t, t.TempDir(), spec))
 			require.NoError(t, err)
 			verifyOut(t, out, sum)
@@ -180,12 +180,12 @@ jobs:
 	out := filepath.Join(t.TempDir(), "out")
 	parsed := writeSpec(t, t.TempDir(), spec)
 	p := newInProcess(scripts)
-	_, err := newRunner(runner.Options{Out: out, Providers: p, Filter: "delta,eps*"}).Run(context.Background(), parsed)
+	_, err := newRunner(t, runner.Options{Out: out, Providers: p, Filter: "delta,eps*"}).Run(context.Background(), parsed)
 	require.ErrorIs(t, err, runner.ErrNoMatch)
 	assert.Contains(t, err.Error(), `"delta,eps*" matches no session key or job id (the spec's 4 sessions are alpha, beta, gamma.r1, …)`)
 	assert.NoDirExists(t, out)
 	assert.Empty(t, p.calls.keys())
-	plan, err := newRunner(runner.Options{Out: out, Filter: "alpha", Shard: runner.Shard{Index: 1, Total: 2}}).Plan(parsed)
+	plan, err := newRunner(t, runner.Options{Out: out, Filter: "alpha", Shard: runner.Shard{Index: 1, Total: 2}}).Plan(parsed)
 	require.NoError(t, err)
 	assert.Empty(t, plan.Run)
 }
@@ -201,13 +201,13 @@ jobs:
   - {id: held, model: gate, prompt: Wait for the test.}
 `)
 	out := filepath.Join(t.TempDir(), "out")
-	first := startRun(context.Background(), newRunner(runner.Options{Out: out, Providers: p}), spec)
+	first := startRun(context.Background(), newRunner(t, runner.Options{Out: out, Providers: p}), spec)
 	<-entered // the first run holds the lock and waits inside its session
 
-	_, err := newRunner(runner.Options{Out: out, Providers: p}).Run(context.Background(), spec)
+	_, err := newRunner(t, runner.Options{Out: out, Providers: p}).Run(context.Background(), spec)
 	assert.ErrorIs(t, err, runner.ErrLocked, "a second run on the same folder")
 	other := filepath.Join(t.TempDir(), "out")
-	otherRun := startRun(context.Background(), newRunner(runner.Options{Out: other, Providers: p}), spec)
+	otherRun := startRun(context.Background(), newRunner(t, runner.Options{Out: other, Providers: p}), spec)
 	<-entered // another folder is free
 
 	close(release)
@@ -216,7 +216,7 @@ jobs:
 		require.NoError(t, res.err)
 		assert.Equal(t, 0, res.sum.ExitCode(false))
 	}
-	sum, err := newRunner(runner.Options{Out: out, Providers: p}).Run(context.Background(), spec)
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: p}).Run(context.Background(), spec)
 	require.NoError(t, err, "the lock is released when a run ends")
 	verifyOut(t, out, sum)
 }

@@ -60,7 +60,7 @@ jobs:
   - {id: ok, model: success, prompt: Write.}
 `)
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, map[string]protocol.Status{"outage": protocol.StatusProvider, "checked": protocol.StatusChecks,
 		"ok": protocol.StatusSuccess}, statusByKey(sum))
@@ -80,7 +80,7 @@ jobs:
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			tt.opts.Out = out
-			plan, err := newRunner(tt.opts).Plan(spec)
+			plan, err := runner.New(tt.opts).Plan(spec)
 			require.NoError(t, err)
 			var ran []string
 			for _, s := range plan.Run {
@@ -98,7 +98,7 @@ func TestResumeRefusesAnotherModel(t *testing.T) {
 	t.Parallel()
 	spec := writeSpec(t, t.TempDir(), "version: 1\ndefaults: {tools: [Write]}\njobs:\n  - {id: a, model: success, prompt: Write., repeat: 2}\n")
 	out := filepath.Join(t.TempDir(), "out")
-	_, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+	_, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	resolve := func(name, model string) func(jobs.Session) (runner.ProviderInfo, error) {
 		return func(jobs.Session) (runner.ProviderInfo, error) {
@@ -124,7 +124,7 @@ func TestResumeRefusesAnotherModel(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			tt.opts.Out = out
-			plan, err := newRunner(tt.opts).Plan(spec)
+			plan, err := runner.New(tt.opts).Plan(spec)
 			if tt.wantErr == "" {
 				require.NoError(t, err)
 				return

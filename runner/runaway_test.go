@@ -47,7 +47,7 @@ jobs:
   - {id: tool, model: tool, prompt: go}
 `)
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: endpoints{"text": text.URL, "tool": tool.URL}}).
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: endpoints{"text": text.URL, "tool": tool.URL}}).
 		Run(context.Background(), spec)
 	require.NoError(t, err)
 	results := verifyOut(t, out, sum)

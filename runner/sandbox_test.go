@@ -39,7 +39,7 @@ jobs:
   - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}
 `)
 	out := filepath.Join(dir, "out")
-	r := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+	r := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
 		Sandbox: runner.SandboxOptions{Report: &sandbox.Report{}}})
 	_, err := r.Run(context.Background(), spec)
 	require.ErrorIs(t, err, runner.ErrSandbox)
@@ -63,7 +63,7 @@ func TestRunRefusesASilentOff(t *testing.T) {
 			dir := t.TempDir()
 			spec := writeSpec(t, dir, "version: 1\ndefaults: "+tt.defaults+"\njobs:\n  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}\n")
 			out := filepath.Join(dir, "out")
-			sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
 				Sandbox: runner.SandboxOptions{Report: none}}).Run(context.Background(), spec)
 			if tt.wantErr {
 				require.ErrorIs(t, err, runner.ErrSandbox)
@@ -90,7 +90,7 @@ jobs:
   - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}
 `)
 	out := filepath.Join(dir, "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
 	assert.FileExists(t, filepath.Join(out, runner.WorkspacesDir, "one", "notes", "success.txt"), "the worker wrote it")
@@ -121,7 +121,7 @@ jobs:
 `)
 	out := filepath.Join(dir, "out")
 	var log bytes.Buffer
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
 		GitHub: &runner.GitHub{Log: &log}}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
@@ -157,7 +157,7 @@ jobs:
   - {id: probe, prompt: Fetch the page., workspace: {dir: ., mode: copy}}
 `)
 	out := filepath.Join(dir, "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
 		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Totals.Passed, sum.Text())

@@ -30,7 +30,7 @@ jobs:
   - {id: answer, model: answer, prompt: Say so.}
 `)
 	out := filepath.Join(dir, "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, 2, sum.Totals.Passed, sum.Text())
 	verifyOut(t, out, sum)

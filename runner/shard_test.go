@@ -81,7 +81,7 @@ func demoRunOptions(t *testing.T, out string, change func(*runner.Options)) runn
 // runDemo runs spec into out and returns its summary.
 func runDemo(t *testing.T, spec *jobs.Spec, out string, change func(*runner.Options)) *runner.Summary {
 	t.Helper()
-	sum, err := newRunner(demoRunOptions(t, out, change)).Run(context.Background(), spec)
+	sum, err := newRunner(t, demoRunOptions(t, out, change)).Run(context.Background(), spec)
 	require.NoError(t, err)
 	return sum
 }
@@ -135,7 +135,7 @@ func TestShardsCoverEverySessionOnce(t *testing.T) {
 	// The same jobs in another order: the assignment follows the sorted keys.
 	reordered := loadBatch(t, frontLastJob(shardBatchSpec))
 	require.Equal(t, "solo", reordered.Jobs[0].ID)
-	full, err := newRunner(demoRunOptions(t, t.TempDir(), nil)).Plan(spec)
+	full, err := runner.New(demoRunOptions(t, t.TempDir(), nil)).Plan(spec)
 	require.NoError(t, err)
 	require.Len(t, full.All, 13)
 	var all []string
@@ -147,9 +147,9 @@ func TestShardsCoverEverySessionOnce(t *testing.T) {
 			seen := map[string]int{}
 			for i := range total {
 				sh := runner.Shard{Index: i, Total: total}
-				p, err := newRunner(demoRunOptions(t, t.TempDir(), onShard(sh))).Plan(spec)
+				p, err := runner.New(demoRunOptions(t, t.TempDir(), onShard(sh))).Plan(spec)
 				require.NoError(t, err)
-				q, err := newRunner(demoRunOptions(t, t.TempDir(), onShard(sh))).Plan(reordered)
+				q, err := runner.New(demoRunOptions(t, t.TempDir(), onShard(sh))).Plan(reordered)
 				require.NoError(t, err)
 				assert.Equal(t, full.SessionsDigest, p.SessionsDigest, "shard %s", sh)
 				assert.Equal(t, sessionKeys(p.Run), sessionKeys(q.Run), "shard %s depends on the job order", sh)
@@ -191,7 +191,7 @@ func sessionKeys(sessions []jobs.Session) []string {
 func TestShardRunRecordsSessionList(t *testing.T) {
 	t.Parallel()
 	spec := loadBatch(t, shardBatchSpec)
-	full, err := newRunner(demoRunOptions(t, t.TempDir(), nil)).Plan(spec)
+	full, err := runner.New(demoRunOptions(t, t.TempDir(), nil)).Plan(spec)
 	require.NoError(t, err)
 	out := t.TempDir()
 	sh := runner.Shard{Index: 1, Total: 3}

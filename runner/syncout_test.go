@@ -27,6 +27,9 @@ const syncSessions = 40
 // sessions' files are made durable by one syncfs when they have ended, not by an fsync
 // each; only the run's own files (run.json, the summaries) are synced one by one.
 func TestRunSyncsOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("traces a child run with strace (not with -short)")
+	}
 	t.Parallel()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
@@ -67,7 +70,7 @@ concurrency: 8
 jobs:
   - {id: many, model: answer, repeat: %d, prompt: Say so., sandbox: {level: "off"}}
 `, syncSessions))
-	sum, err := newRunner(runner.Options{Out: filepath.Join(dir, "out"), Providers: newInProcess(loadScripts(t))}).
+	sum, err := newRunner(t, runner.Options{Out: filepath.Join(dir, "out"), Providers: newInProcess(loadScripts(t))}).
 		Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, syncSessions, sum.Totals.Passed)

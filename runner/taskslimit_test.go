@@ -24,6 +24,9 @@ const tasksChild = "AGENTRUN_TEST_TASKS"
 // fix and the concurrency that fits, and writes nothing; at 10 it runs every session,
 // each in its worker, inside the limit.
 func TestTasksLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs sessions in their workers in a child process (not with -short)")
+	}
 	t.Parallel()
 	if _, err := sandbox.PidsBase(); err != nil {
 		t.Skipf("no writable pids hierarchy (%v) to make a limit in", err)

@@ -74,7 +74,7 @@ jobs:
 `))
 	require.NoError(t, err)
 	tel := &fakeTelemetry{}
-	r := newRunner(runner.Options{Out: filepath.Join(dir, "out"), Providers: oneModel{scripted.New(scripted.Options{Default: script})},
+	r := newRunner(t, runner.Options{Out: filepath.Join(dir, "out"), Providers: oneModel{scripted.New(scripted.Options{Default: script})},
 		Telemetry: tel, Secrets: []string{"sk-runner-secret"}, Environ: os.Environ()})
 	sum, err := r.Run(t.Context(), spec)
 	require.NoError(t, err)

@@ -122,6 +122,9 @@ func TestWatchdogFiresAfterHold(t *testing.T) {
 // session's watchdog calls the session inactive, whether the retry succeeds or the
 // stalls go on until the transport's attempts run out.
 func TestStallIsRetriedBeforeInactivity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a stalled stream (not with -short)")
+	}
 	const idle = time.Second
 	tests := map[string]struct {
 		times     int

@@ -29,7 +29,7 @@ jobs:
 // runWorkspace runs spec and checks that every session succeeded with no failed tool.
 func runWorkspace(t *testing.T, specDir, out string, mode string) *runner.Summary {
 	t.Helper()
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
 		Run(context.Background(), writeSpec(t, specDir, workspaceSpec(mode)))
 	require.NoError(t, err)
 	verifyOut(t, out, sum)
@@ -56,7 +56,7 @@ func TestWorkspaceShared(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
 	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).
 		Run(context.Background(), writeSpec(t, dir, `version: 1
 defaults: {tools: [Edit, Write], workspace: {mode: shared}}
 jobs:
@@ -164,7 +164,7 @@ func TestWorkspaceRefusedBeforeAnyStart(t *testing.T) {
 			}
 			out := filepath.Join(t.TempDir(), "out")
 			spec := writeSpec(t, dir, "version: 1\njobs:\n  - {id: ws, model: workspace, prompt: Change it., workspace: "+tt.workspace+"}\n")
-			_, err := newRunner(runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+			_, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 			var se *jobs.SpecError
 			require.ErrorAs(t, err, &se)
 			assert.Contains(t, err.Error(), tt.want)

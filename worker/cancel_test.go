@@ -15,6 +15,9 @@ import (
 // TestCancelEndsTheCall checks that a cancelled call comes back as soon as its process
 // group is gone, and that the client then works again, at every level.
 func TestCancelEndsTheCall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a kill grace (not with -short)")
+	}
 	for _, level := range sandbox.Levels {
 		t.Run(string(level), func(t *testing.T) {
 			c, _ := newClient(t, level, "0467")

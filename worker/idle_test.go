@@ -31,6 +31,9 @@ func exited(pid int) bool {
 // call starts another, while a worker whose session still runs a background process
 // stays, and that process answers the next call.
 func TestIdleExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the idle exit (not with -short)")
+	}
 	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
 		t.Run(string(level), func(t *testing.T) {
 			c, _ := newClientPolicy(t, level, "0467", "7777")

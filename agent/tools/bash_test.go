@@ -147,6 +147,9 @@ func groupGone(t *testing.T, pgid int) bool {
 }
 
 func TestBashTimeoutKillsGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a timeout (not with -short)")
+	}
 	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "echo $$; sleep 100 & sleep 100; wait", "timeout": 1})
@@ -156,6 +159,9 @@ func TestBashTimeoutKillsGroup(t *testing.T) {
 }
 
 func TestBashTimeoutCappedByEnv(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a timeout (not with -short)")
+	}
 	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	env.Timeout = time.Second
@@ -165,6 +171,9 @@ func TestBashTimeoutCappedByEnv(t *testing.T) {
 }
 
 func TestBashTermIgnored(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a kill grace (not with -short)")
+	}
 	t.Parallel()
 	env := newEnv(t, policy.DefaultMode)
 	res := runWatched(t, context.Background(), env, in{"command": "trap '' TERM; echo $$; sleep 100 & sleep 100; wait", "timeout": 1})

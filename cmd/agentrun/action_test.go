@@ -106,7 +106,7 @@ func deployStepEnv(t *testing.T, a actionMeta, step workflowStep, inputs map[str
 			}
 			env = append(env, k+"="+val)
 		case m[1] == "steps.locate.outputs.dir":
-			env = append(env, k+"="+filepath.Dir(agentrunBin))
+			env = append(env, k+"="+filepath.Dir(agentrunBin(t)))
 		default:
 			t.Fatalf("env %s: the test knows no value for %q", k, v)
 		}

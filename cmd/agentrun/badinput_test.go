@@ -72,7 +72,7 @@ func TestValidateProcessSubstitution(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	spec := writeFile(t, dir, "spec.yaml", "version: 1\njobs:\n  - {id: a, prompt: hi}\n")
-	cmd := exec.Command("bash", "-c", `"$0" validate <(cat "$1")`, agentrunBin, spec)
+	cmd := exec.Command("bash", "-c", `"$0" validate <(cat "$1")`, agentrunBin(t), spec)
 	cmd.Env = baseEnv(t)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -49,7 +49,7 @@ func runOnPTY(t *testing.T, args []string, stdout *os.File) ([]byte, int) {
 	master, slave := openPTY(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, agentrunBin, args...)
+	cmd := exec.CommandContext(ctx, agentrunBin(t), args...)
 	// Colour is left to each stream's terminal: no NO_COLOR here.
 	for _, kv := range baseEnv(t, "TERM=xterm-256color") {
 		if !strings.HasPrefix(kv, "NO_COLOR=") {

@@ -126,7 +126,7 @@ func startFakeServer(t *testing.T, scripts []string, flags ...string) string {
 func startFakeServerArgs(t *testing.T, extra ...string) string {
 	t.Helper()
 	args := append([]string{"fake-server", "--addr", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(agentrunBin, args...)
+	cmd := exec.Command(agentrunBin(t), args...)
 	cmd.Env = baseEnv(t)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -395,7 +395,7 @@ func runScenario(t *testing.T, sc e2eScenario, server string) {
 		url = server
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	o := agentrun(t, invocation{bin: leakBin,
+	o := agentrun(t, invocation{bin: leakBin(t),
 		args: runArgs(filepath.Join(e2eDir, sc.name+".yaml"), out),
 		env:  runEnv(t, sec, url, marker),
 	})

@@ -32,7 +32,7 @@ func TestFakeServer(t *testing.T) {
 	const key = "test-key-123"
 	dir := t.TempDir()
 	script := writeFile(t, dir, "server.yaml", keyScript)
-	cmd := exec.Command(agentrunBin, "fake-server", "--addr", "127.0.0.1:0", "--default-script", script)
+	cmd := exec.Command(agentrunBin(t), "fake-server", "--addr", "127.0.0.1:0", "--default-script", script)
 	cmd.Env = baseEnv(t)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)

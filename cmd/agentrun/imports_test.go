@@ -47,7 +47,7 @@ var allowedImports = map[string][]string{
 	"worker":                  append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy"}, kernelLibs...),
 	"mcpclient/mcptest":       mcpLibs,
 	// workertest builds agentrun-worker for other packages' tests.
-	"worker/workertest": append([]string{"worker", "agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy"}, kernelLibs...),
+	"worker/workertest": append([]string{"worker", "testbuild", "agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy"}, kernelLibs...),
 	"mcpclient":         append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy", "worker"}, mcpLibs...),
 	"runner":            runnerImports,
 	// providers maps a session's settings to a transport client, for the runner; only
@@ -61,6 +61,7 @@ var allowedImports = map[string][]string{
 	"telemetry/otlptest": append([]string{"golang.org/x/sys", "golang.org/x/net", "golang.org/x/text"}, otelModules...),
 	"fuzzguard":          {},
 	"testexit":           {},
+	"testbuild":          {},
 	"cmd/agentrun":       {"*"},
 	// agentrun-worker is the worker's code alone: what it does not import (the JSON
 	// Schema compiler, whose package init costs 8 ms, telemetry, the transports) it

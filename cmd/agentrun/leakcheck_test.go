@@ -12,14 +12,13 @@ import (
 	"go.uber.org/goleak"
 )
 
-// leakBin is this package's test binary, built by TestMain under the name
-// leakBinName without the race detector: run as a subprocess it is the agentrun
+// leakBin is this package's test binary, built under the name leakBinName without
+// the race detector: run as a subprocess it is the agentrun
 // command (cli) and then a report, on stderr, of the goroutines still alive once the
 // command returned. Each of them is a leak, since nothing a run starts may outlive it;
 // assertNoGoroutines reads the report. The tests that check for leaks run it instead of
 // agentrunBin, so that the agentrun binary itself carries no such hook.
-var leakBin string
-
+//
 // leakBinName is the file name of leakBin, by which TestMain knows to be the command.
 const leakBinName = "agentrun"
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,12 +16,47 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
+	"github.com/agentrun/agentrun/testbuild"
 	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
 )
 
-// agentrunBin is the agentrun binary under test, built once by TestMain.
-var agentrunBin string
+// builds are the agentrun binary under test and leak-checked build of it (leakBin), each
+// with its agentrun-worker beside it, of the same build: the test binary carries no VCS
+// stamp, so neither does the leak-checked build's worker. The agentrun binary is built
+// with -trimpath, as TestReadme's quick start is, so that the clone's build finds every
+// package compiled here in the build cache.
+var (
+	agentrunBuild = testbuild.New("agentrun",
+		testbuild.Cmd{File: "agentrun", Args: []string{"build", "-buildvcs=auto", "-trimpath", "."}},
+		testbuild.Cmd{File: worker.BinaryName, Args: []string{"build", "-buildvcs=auto", "-trimpath", "../agentrun-worker"}})
+	leakBuild = testbuild.New("leakcheck",
+		testbuild.Cmd{File: leakBinName, Args: []string{"test", "-c", "."}},
+		testbuild.Cmd{File: worker.BinaryName, Args: []string{"build", "-buildvcs=false", "../agentrun-worker"}})
+)
+
+// agentrunBin returns the path of the agentrun binary under test, built on the first
+// call.
+func agentrunBin(tb testing.TB) string {
+	tb.Helper()
+	skipBinaryInShort(tb)
+	return agentrunBuild.Path(tb, "agentrun")
+}
+
+// leakBin returns the path of the leak-checked build, built on the first call.
+func leakBin(tb testing.TB) string {
+	tb.Helper()
+	skipBinaryInShort(tb)
+	return leakBuild.Path(tb, leakBinName)
+}
+
+// skipBinaryInShort skips a test that runs the agentrun binary when the tests are -short.
+func skipBinaryInShort(tb testing.TB) {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("runs the agentrun binary (not with -short)")
+	}
+}
 
 // goEnv holds the Go toolchain's cache and module folders, so that checks running go
 // inside the tests' fresh HOME reuse the warm caches.
@@ -34,54 +68,12 @@ func TestMain(m *testing.M) {
 	if filepath.Base(os.Args[0]) == leakBinName {
 		os.Exit(leakCheckedCLI()) // this binary is leakBin
 	}
-	dir, err := os.MkdirTemp("", "agentrun-bin-")
-	if err != nil {
+	var err error
+	if goEnv, err = toolchainEnv(); err != nil {
 		fmt.Fprintln(os.Stderr, "agentrun tests:", err)
 		os.Exit(1)
 	}
-	cleanup := func(code int) {
-		_ = os.RemoveAll(dir)
-		testexit.Exit(code)
-	}
-	agentrunBin = filepath.Join(dir, "agentrun")
-	leakBin = filepath.Join(dir, "leakcheck", leakBinName)
-	// Each binary has its agentrun-worker beside it, of the same build (the test binary
-	// carries no VCS stamp, so neither does its worker). agentrunBin is built with
-	// -trimpath, as TestReadme's quick start is, so that the clone's build finds every
-	// package compiled here in the build cache.
-	if err := goBuild(exec.Command("go", "build", "-buildvcs=auto", "-trimpath", "-o", agentrunBin, "."),
-		exec.Command("go", "build", "-buildvcs=auto", "-trimpath", "-o", filepath.Join(dir, worker.BinaryName), "../agentrun-worker"),
-		exec.Command("go", "test", "-c", "-o", leakBin, "."),
-		exec.Command("go", "build", "-buildvcs=false", "-o", filepath.Join(dir, "leakcheck", worker.BinaryName), "../agentrun-worker")); err != nil {
-		fmt.Fprintln(os.Stderr, "agentrun tests:", err)
-		cleanup(1)
-	}
-	if goEnv, err = toolchainEnv(); err != nil {
-		fmt.Fprintln(os.Stderr, "agentrun tests:", err)
-		cleanup(1)
-	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(cleanup))
-}
-
-// goBuild runs the builds at once and returns the first failure with its output.
-func goBuild(builds ...*exec.Cmd) error {
-	outs := make([]bytes.Buffer, len(builds))
-	var errs []error
-	for i, b := range builds {
-		b.Stdout, b.Stderr = &outs[i], &outs[i]
-		errs = append(errs, b.Start())
-	}
-	for i, b := range builds {
-		if errs[i] == nil {
-			errs[i] = b.Wait()
-		}
-	}
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("%s: %w\n%s", strings.Join(builds[i].Args, " "), err, outs[i].String())
-		}
-	}
-	return nil
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
 // toolchainEnv returns GOCACHE, GOPATH and GOMODCACHE as KEY=VALUE pairs.
@@ -159,7 +151,11 @@ func agentrun(t *testing.T, inv invocation) outcome {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, cmp.Or(inv.bin, agentrunBin), inv.args...)
+	bin := inv.bin
+	if bin == "" {
+		bin = agentrunBin(t)
+	}
+	cmd := exec.CommandContext(ctx, bin, inv.args...)
 	cmd.Env = inv.env
 	if cmd.Env == nil {
 		cmd.Env = baseEnv(t)

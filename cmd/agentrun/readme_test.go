@@ -149,8 +149,9 @@ func TestReadme(t *testing.T) {
 	require.NoError(t, err, "git clone: %s", out)
 
 	// Without -trimpath a build keys each package on its folder, so the clone would
-	// compile every package again; with it, the clone reuses what TestMain compiled for
+	// compile every package again; with it, the clone reuses what was compiled for
 	// agentrunBin and only links.
+	agentrunBin(t)
 	start := time.Now()
 	o := shell(t, clone, quick, baseEnv(t, "GOFLAGS=-trimpath"), 5*time.Minute)
 	t.Logf("quick start %q took %s", quick, time.Since(start).Round(100*time.Millisecond))

@@ -151,7 +151,7 @@ func FuzzReadGroups(f *testing.F) {
 func TestReaperProcess(t *testing.T) {
 	t.Parallel()
 	t.Run("agentrun gone", func(t *testing.T) {
-		r := startReaper(agentrunBin, zap.NewNop())
+		r := startReaper(agentrunBin(t), zap.NewNop())
 		require.NotNil(t, r)
 		g := startGroup(t)
 		r.Started(g.Process.Pid)
@@ -162,7 +162,7 @@ func TestReaperProcess(t *testing.T) {
 		assert.True(t, killedBySIGKILL(t, g))
 	})
 	t.Run("normal end", func(t *testing.T) {
-		r := startReaper(agentrunBin, zap.NewNop())
+		r := startReaper(agentrunBin(t), zap.NewNop())
 		require.NotNil(t, r)
 		g := startGroup(t)
 		r.Started(g.Process.Pid)
@@ -173,7 +173,7 @@ func TestReaperProcess(t *testing.T) {
 		assert.True(t, killedBySIGKILL(t, daemon), "a tagged process that left its group is")
 	})
 	t.Run("environment", func(t *testing.T) {
-		r := startReaper(agentrunBin, zap.NewNop())
+		r := startReaper(agentrunBin(t), zap.NewNop())
 		require.NotNil(t, r)
 		defer r.close()
 		assert.Equal(t, []string{"A=1", tagVar + "=" + r.tag}, r.environ([]string{"A=1"}))

@@ -75,7 +75,7 @@ func results(t *testing.T, out string) map[string][2]string {
 // startRun starts `agentrun run` in the background.
 func startRun(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
-	cmd := exec.Command(agentrunBin, append([]string{"run"}, args...)...)
+	cmd := exec.Command(agentrunBin(t), append([]string{"run"}, args...)...)
 	cmd.Env = baseEnv(t)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = nil, &stderr

@@ -24,7 +24,7 @@ const signalDeadline = 5 * time.Second
 // background with env; the test kills it if it is still running at the end.
 func startAgentrun(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
 	t.Helper()
-	cmd = exec.Command(leakBin, args...)
+	cmd = exec.Command(leakBin(t), args...)
 	cmd.Env = env
 	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -161,7 +161,7 @@ func TestSignalKillResume(t *testing.T) {
 		require.NotEmpty(t, killed, "the killed run left its sessions' cgroups")
 	}
 
-	o := agentrun(t, invocation{bin: leakBin, args: runArgs(spec, out, "--resume"), env: env})
+	o := agentrun(t, invocation{bin: leakBin(t), args: runArgs(spec, out, "--resume"), env: env})
 	t.Logf("resumed in %s", o.elapsed.Round(10*time.Millisecond))
 	require.Equal(t, 0, o.code, "stderr:\n%s", lastLines(o.stderr, 20))
 	assert.Empty(t, sessionCgroups(t, cmd.Process.Pid), "the resumed run removed the killed run's empty cgroups")

@@ -30,7 +30,7 @@ jobs:
 `)
 	out := filepath.Join(dir, "out")
 	o := agentrun(t, invocation{bin: "sh", args: []string{"-c", `echo $$ > "$1" && shift && exec "$@"`, "sh",
-		filepath.Join(cgroup, "cgroup.procs"), agentrunBin, "run", spec, "--out", out}})
+		filepath.Join(cgroup, "cgroup.procs"), agentrunBin(t), "run", spec, "--out", out}})
 	assert.Equal(t, 2, o.code, "stderr:\n%s", o.stderr)
 	assert.Contains(t, o.stderr, "task limit too low: 50 sessions at once need about 664 tasks (12 each for its worker and tools, 64 for the run)")
 	assert.Contains(t, o.stderr, "the pids.max of cgroup "+cgroup+" is 300 and leaves ")

@@ -122,7 +122,7 @@ func runWithTelemetry(t *testing.T, model *modelServer, endpoint string, propaga
 	env := baseEnv(t, append([]string{"ANTHROPIC_API_KEY=" + r.sec.anthropicKey, "ANTHROPIC_BASE_URL=" + model.URL + "/v1",
 		"E2E_TOKEN=" + r.sec.token, "AGENTRUN_LOG_LEVEL=debug",
 		"OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint, "OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20" + r.header}, extra...)...)
-	r.outcome = agentrun(t, invocation{bin: leakBin, args: runArgs(spec, r.out), env: env})
+	r.outcome = agentrun(t, invocation{bin: leakBin(t), args: runArgs(spec, r.out), env: env})
 	return r
 }
 

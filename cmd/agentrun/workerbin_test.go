@@ -26,10 +26,10 @@ const workerArgvScript = `steps:
 func TestWorkerBinary(t *testing.T) {
 	t.Parallel()
 	alone := filepath.Join(t.TempDir(), "agentrun")
-	require.NoError(t, os.Link(agentrunBin, alone))
+	require.NoError(t, os.Link(agentrunBin(t), alone))
 	tests := map[string]struct{ bin, want string }{
-		"installed together": {bin: agentrunBin, want: filepath.Join(filepath.Dir(agentrunBin), worker.BinaryName)},
-		"leak-checked build": {bin: leakBin, want: filepath.Join(filepath.Dir(leakBin), worker.BinaryName)},
+		"installed together": {bin: agentrunBin(t), want: filepath.Join(filepath.Dir(agentrunBin(t)), worker.BinaryName)},
+		"leak-checked build": {bin: leakBin(t), want: filepath.Join(filepath.Dir(leakBin(t)), worker.BinaryName)},
 		"agentrun alone":     {bin: alone, want: alone},
 	}
 	for name, tt := range tests {

@@ -89,6 +89,9 @@ var writeAttempts = []attempt{
 }
 
 func TestWritesOutside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every write scenario in a sandbox (not with -short)")
+	}
 	levels(t, true, func(t *testing.T, level sandbox.Level) {
 		fx := newFixture(t, level, options{mode: "0467"})
 		runTable(t, fx, writeAttempts)

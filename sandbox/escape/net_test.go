@@ -151,6 +151,9 @@ import socket; s = socket.socket(socket.AF_UNIX); s.settimeout(5)
 s.connect('%s'); s.sendall(b'GET / HTTP/1.0\r\n\r\n'); print(s.recv(100))"`
 
 func TestNetworkClosed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tries every way out to the network at each level (not with -short)")
+	}
 	levels(t, true, func(t *testing.T, level sandbox.Level) {
 		fx := newFixture(t, level, options{mode: "0407"})
 		web := hostTCP(t)

@@ -136,6 +136,9 @@ func TestEquivalence(t *testing.T) {
 }
 
 func TestEquivalenceRateLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out a rate limit (not with -short)")
+	}
 	for _, d := range dialects {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
@@ -254,6 +257,9 @@ func attempts(msgs []protocol.Message) []protocol.Message {
 // process (transport.NewLocal) as over HTTP in every format: the same retries after the
 // same delays, and the same partial output, error or final answer.
 func TestEquivalenceRetries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out retries and a stall (not with -short)")
+	}
 	tests := []struct {
 		name      string
 		fault     string

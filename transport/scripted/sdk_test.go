@@ -51,6 +51,9 @@ type sdkRead struct {
 // crash the SDK. The packages (testdata/sdk/package.json) are installed once into the
 // user cache directory; the test skips only when node or npm is missing.
 func TestOfficialSDKs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the official SDKs in node (not with -short)")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not installed: the official SDK readers cannot run")

@@ -5,28 +5,20 @@
 package workertest
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"testing"
 
+	"github.com/agentrun/agentrun/testbuild"
 	"github.com/agentrun/agentrun/worker"
 )
 
-// Build builds agentrun-worker into a new temporary folder and returns its path and a
-// function that removes the folder. Like a test binary it carries no VCS stamp, so that
-// a test binary's client and it are of one build (worker.Config.Build).
-func Build() (bin string, remove func(), err error) {
-	dir, err := os.MkdirTemp("", "agentrun-worker-")
-	if err != nil {
-		return "", nil, fmt.Errorf("build %s: %w", worker.BinaryName, err)
-	}
-	remove = func() { _ = os.RemoveAll(dir) }
-	bin = filepath.Join(dir, worker.BinaryName)
-	cmd := exec.Command("go", "build", "-buildvcs=false", "-o", bin, "github.com/agentrun/agentrun/cmd/agentrun-worker")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		remove()
-		return "", nil, fmt.Errorf("build %s: %w\n%s", worker.BinaryName, err, b)
-	}
-	return bin, remove, nil
+// set is the test binary's agentrun-worker. Like a test binary it carries no VCS stamp,
+// so that a test binary's client and it are of one build (worker.Config.Build).
+var set = testbuild.New("worker", testbuild.Cmd{File: worker.BinaryName,
+	Args: []string{"build", "-buildvcs=false", "github.com/agentrun/agentrun/cmd/agentrun-worker"}})
+
+// Bin returns the path of agentrun-worker, building it on the test binary's first call
+// (testbuild.Set.Dir).
+func Bin(tb testing.TB) string {
+	tb.Helper()
+	return set.Path(tb, worker.BinaryName)
 }

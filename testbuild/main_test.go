@@ -1,0 +1,13 @@
+package testbuild
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/agentrun/agentrun/testexit"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
+}

@@ -1,0 +1,141 @@
+// Package testbuild builds the executables that tests run, when a test first asks for
+// them, into a folder of the user's cache that is kept between runs for each package
+// folder, so that the go command relinks them only when their code has changed.
+package testbuild
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// Cmd is one go command that writes an executable.
+type Cmd struct {
+	// File is the name of the executable in the Set's folder; the command gets "-o"
+	// and its path right after the subcommand.
+	File string
+	// Args follow "go": the subcommand ("build", or "test" and "-c"), its flags and the
+	// package.
+	Args []string
+}
+
+// Set is executables built together into one folder, once per test binary.
+type Set struct {
+	name string
+	cmds []Cmd
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// New returns the set name of the executables cmds write. Sets of one package must have
+// different names.
+func New(name string, cmds ...Cmd) *Set {
+	return &Set{name: name, cmds: cmds}
+}
+
+// Dir returns the folder of the set's executables. The first call in a test binary runs
+// the go commands (which leave an executable that is up to date as it is); when one
+// fails, Dir fails tb, on this call and on every later one.
+func (s *Set) Dir(tb testing.TB) string {
+	tb.Helper()
+	s.once.Do(func() { s.dir, s.err = s.build(Root()) })
+	if s.err != nil {
+		tb.Fatal(s.err)
+	}
+	return s.dir
+}
+
+// Path returns the path of the set's executable file, built as Dir builds it.
+func (s *Set) Path(tb testing.TB, file string) string {
+	tb.Helper()
+	return filepath.Join(s.Dir(tb), file)
+}
+
+// build runs the commands at once, in the set's folder below root for the working
+// folder, the test's package. Other test processes of the package (two runs, or a test's
+// child) wait on the folder's lock rather than write the same files.
+func (s *Set) build(root string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
+	}
+	dir := filepath.Join(root, key(wd), s.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
+	}
+	unlock, err := lock(filepath.Join(dir, ".lock"))
+	if err != nil {
+		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
+	}
+	defer unlock()
+	cmds := make([]*exec.Cmd, len(s.cmds))
+	for i, c := range s.cmds {
+		args := append([]string{c.Args[0], "-o", filepath.Join(dir, c.File)}, c.Args[1:]...)
+		cmds[i] = exec.Command("go", args...)
+		cmds[i].Dir = wd
+	}
+	if err := run(cmds); err != nil {
+		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
+	}
+	return dir, nil
+}
+
+// Root is the folder that holds every package's sets: agentrun-tests in the user's cache
+// folder, or in the temporary folder when there is none.
+func Root() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "agentrun-tests")
+}
+
+// key names a package folder's sets by its path: its last element, for whoever lists
+// Root, and a digest of the whole, so that two checkouts never share a file.
+func key(wd string) string {
+	sum := sha256.Sum256([]byte(wd))
+	return filepath.Base(wd) + "-" + hex.EncodeToString(sum[:6])
+}
+
+// lock takes an exclusive lock of the file at path, creating it, and returns its release.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { _ = f.Close() }, nil // closing the file releases the lock
+}
+
+// run runs the commands at once and returns the first failure with its output.
+func run(cmds []*exec.Cmd) error {
+	outs := make([]bytes.Buffer, len(cmds))
+	errs := make([]error, len(cmds))
+	for i, c := range cmds {
+		c.Stdout, c.Stderr = &outs[i], &outs[i]
+		errs[i] = c.Start()
+	}
+	for i, c := range cmds {
+		if errs[i] == nil {
+			errs[i] = c.Wait()
+		}
+	}
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%s: %w\n%s", strings.Join(cmds[i].Args, " "), err, outs[i].String())
+		}
+	}
+	return nil
+}
