@@ -26,6 +26,7 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sink"
+	"github.com/agentrun/agentrun/worker"
 )
 
 // Providers makes the model provider of each session attempt. The provider's transport
@@ -251,6 +252,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		r.opts.GitHub.Mask(runSecrets)
 	}
 	stopProgress := st.progress.start()
+	st.spawner = worker.NewSpawner()
 	p := pool.New().WithMaxGoroutines(plan.Concurrency)
 	for i, s := range plan.Run {
 		if err := runCtx.Err(); err != nil {
@@ -275,6 +277,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		})
 	}
 	p.Wait()
+	if err := st.spawner.Close(); err != nil {
+		r.log.Warn("end the workers' spawner", zap.Error(err))
+	}
 	stopProgress()
 	if err := st.runLog.Flush(); err != nil {
 		r.log.Error("write run.log", zap.Error(err))
@@ -324,6 +329,9 @@ type runState struct {
 	sessionsDir string
 	// one configures the session of RunSession; it is zero in a run of a spec.
 	one SessionOptions
+	// spawner starts the sessions' workers of level strict in a run of a spec (nil in
+	// RunSession, which starts one worker: its own fork costs less than a spawner).
+	spawner *worker.Spawner
 }
 
 // newRunState is the state shared by the sessions of plan, a run of spec: its run.log

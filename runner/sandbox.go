@@ -213,6 +213,9 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden}
 	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), activity, onViolation)
+	if err == nil && st.spawner != nil {
+		sb.client.SetSpawner(st.spawner)
+	}
 	if err == nil && o.Telemetry != nil {
 		// Every tool process and check gets the trace context of its span.
 		sb.client.SetRequestEnv(o.Telemetry.ProcessEnv)

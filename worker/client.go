@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentrun/agentrun/agent/tools"
@@ -26,6 +25,9 @@ type Client struct {
 	cfg      Config
 	binary   string
 	activity func()
+
+	// spawner, when set, starts the workers of level strict.
+	spawner *Spawner
 
 	// requestEnv, when set, gives the variables added to the environment of the
 	// processes of one request, from its context.
@@ -56,6 +58,13 @@ func New(cfg Config, binary string, activity func()) *Client {
 		cfg.Build = ownBuild()
 	}
 	return &Client{cfg: cfg, binary: binary, activity: activity}
+}
+
+// SetSpawner makes the workers of level strict start through s.
+func (c *Client) SetSpawner(s *Spawner) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.spawner = s
 }
 
 // SetIdleExit changes how long the next worker waits idle before it exits.
@@ -102,7 +111,7 @@ func (c *Client) PID() int {
 	if c.proc == nil {
 		return c.lastPID
 	}
-	return c.proc.cmd.Process.Pid
+	return c.proc.child.pid()
 }
 
 // Starts reports how many times a worker process was started.
@@ -167,7 +176,7 @@ func (c *Client) requestOn(ctx context.Context, build func(id string) []string) 
 			if err != nil {
 				return nil, nil, err
 			}
-			c.proc, c.ready, c.lastPID = p, &ready, p.cmd.Process.Pid
+			c.proc, c.ready, c.lastPID = p, &ready, p.child.pid()
 		}
 		p := c.proc
 		reply, bye, err := p.roundTrip(ctx, id, build(id), c.activity)
@@ -209,7 +218,7 @@ func (c *Client) startReporting(ctx context.Context) (*process, Ready, error) {
 			}
 		}
 	})
-	p, ready, err := start(ctx, c.cfg, c.binary)
+	p, ready, err := start(ctx, c.cfg, c.binary, c.spawner)
 	close(done)
 	wg.Wait()
 	c.activity()
@@ -230,7 +239,7 @@ func (c *Client) Close() error {
 
 // process is one running worker.
 type process struct {
-	cmd    *exec.Cmd
+	child  child
 	req    *os.File
 	rep    *os.File
 	dec    *protocol.FrameDecoder
@@ -254,8 +263,9 @@ type process struct {
 // startTimeout bounds the wait for a worker to report Ready.
 const startTimeout = 30 * time.Second
 
-// start launches a worker and waits until it is confined.
-func start(ctx context.Context, cfg Config, binary string) (*process, Ready, error) {
+// start launches a worker, through spawner when it is set and the level is strict, and
+// waits until it is confined.
+func start(ctx context.Context, cfg Config, binary string, spawner *Spawner) (*process, Ready, error) {
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, Ready{}, fmt.Errorf("worker: %w", err)
@@ -267,28 +277,24 @@ func start(ctx context.Context, cfg Config, binary string) (*process, Ready, err
 		return nil, Ready{}, fmt.Errorf("worker: %w", err)
 	}
 	p := &process{req: reqW, rep: repR, stderr: &tailBuffer{max: 8 << 10}}
-	cmd := exec.Command(binary, Command)
-	cmd.Env = workerEnv
-	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{reqR, repW}
-	cmd.Stderr = p.stderr
-	cmd.SysProcAttr = sandbox.SysProcAttr(cfg.Spec.Level)
-	cmd.WaitDelay = time.Second
-	err = cmd.Start()
+	if spawner != nil && cfg.Spec.Level == sandbox.LevelStrict {
+		p.child, err = spawnWorker(spawner, binary, cfg.Spec.Level, reqR, repW, p.stderr)
+	} else {
+		p.child, err = execWorker(binary, cfg.Spec.Level, reqR, repW, p.stderr)
+	}
 	_ = reqR.Close()
 	_ = repW.Close()
 	if err != nil {
 		_ = reqW.Close()
 		_ = repR.Close()
-		return nil, Ready{}, fmt.Errorf("worker: start %s sandbox: %w", cfg.Spec.Level, err)
+		return nil, Ready{}, err
 	}
-	p.cmd = cmd
 	p.dec = protocol.NewFrameDecoder(repR, maxFrame)
 	if cfg.Spec.Level != sandbox.LevelOff {
 		// Before the config goes out the worker has started nothing: everything it
 		// starts is born in the cgroup.
 		if pids, err := sandbox.NewPids(sandbox.DefaultMaxPids); err == nil {
-			if pids.Add(cmd.Process.Pid) == nil {
+			if pids.Add(p.child.pid()) == nil {
 				p.pids = pids
 			} else {
 				_ = pids.Remove()
@@ -418,12 +424,12 @@ func (p *process) close() error {
 	}
 	_ = p.req.Close()
 	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
+	go func() { done <- p.child.wait() }()
 	var err error
 	select {
 	case err = <-done:
 	case <-time.After(cancelGrace):
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		_ = p.child.kill()
 		err = <-done
 	}
 	_ = p.rep.Close()

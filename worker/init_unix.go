@@ -31,9 +31,13 @@ const (
 // code. Stage 1 (no arguments) reads the config, builds the sandbox's root when the
 // level is strict, starts stage 2 ("serve") and reaps every process until stage 2
 // ends; then it kills what is left and exits. Stage 2 confines itself and serves.
+// "spawn" is a Spawner's process, which starts stage 1 of the workers of a run.
 func Main(args []string) int {
 	if len(args) > 0 && args[0] == "serve" {
 		return serveMain()
+	}
+	if len(args) > 0 && args[0] == "spawn" {
+		return spawnMain()
 	}
 	return initMain()
 }

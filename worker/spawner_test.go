@@ -1,0 +1,123 @@
+//go:build linux
+
+package worker_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/worker"
+)
+
+// parentOf is the parent pid of process pid, from /proc.
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "PPid:"); ok {
+			ppid, err := strconv.Atoi(strings.TrimSpace(v))
+			require.NoError(t, err)
+			return ppid
+		}
+	}
+	t.Fatalf("no PPid in /proc/%d/status", pid)
+	return 0
+}
+
+// waitEnded returns once process pid has ended (a zombie counts), through a pidfd.
+func waitEnded(t *testing.T, pid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err == unix.ESRCH {
+		return // gone and reaped already
+	}
+	require.NoError(t, err)
+	defer func() { _ = unix.Close(fd) }()
+	n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 30_000)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "process %d still runs after 30 s", pid)
+}
+
+// TestSpawnerStartsStrictWorkers checks that the workers of level strict of clients
+// given a Spawner are children of the spawner's process, not of the caller, that they
+// run tools as any worker does, that closing one ends its process, and that closing the
+// spawner ends the workers still running.
+func TestSpawnerStartsStrictWorkers(t *testing.T) {
+	t.Parallel()
+	sp := worker.NewSpawner()
+	t.Cleanup(func() { _ = sp.Close() })
+	a, wsA := newClient(t, sandbox.LevelStrict, "0467")
+	b, _ := newClient(t, sandbox.LevelStrict, "0467")
+	off, _ := newClient(t, sandbox.LevelOff, "0467")
+	for _, c := range []*worker.Client{a, b, off} {
+		c.SetSpawner(sp)
+	}
+	out, isErr := bash(t, a, "echo made > made.txt; cat made.txt")
+	require.False(t, isErr, out)
+	assert.Equal(t, "made\n", out)
+	got, err := os.ReadFile(filepath.Join(wsA, "made.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "made\n", string(got))
+	out, isErr = bash(t, b, "echo pid=$$")
+	require.False(t, isErr, out)
+	out, isErr = bash(t, off, "true")
+	require.False(t, isErr, out)
+
+	spawner := parentOf(t, a.PID())
+	assert.NotEqual(t, os.Getpid(), spawner, "the strict worker is not the caller's child")
+	assert.Equal(t, os.Getpid(), parentOf(t, spawner), "the spawner is")
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", spawner))
+	require.NoError(t, err)
+	assert.Equal(t, []string{os.Args[0], worker.Command, "spawn"}, strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00"))
+	assert.Equal(t, spawner, parentOf(t, b.PID()), "one spawner for both")
+	assert.Equal(t, os.Getpid(), parentOf(t, off.PID()), "the other levels start from the caller")
+
+	pidA, pidB := a.PID(), b.PID()
+	require.NoError(t, a.Close())
+	waitEnded(t, pidA)
+	require.NoError(t, sp.Close())
+	waitEnded(t, pidB) // it dies with its parent
+	waitEnded(t, spawner)
+	out, isErr = bash(t, b, "true")
+	assert.True(t, isErr, out)
+	out, isErr = bash(t, b, "true")
+	assert.True(t, isErr, out)
+	assert.Contains(t, out, "worker spawner: closed", "no worker starts through a closed spawner")
+}
+
+// TestSpawnerRestarts checks that a spawner whose process was killed starts another
+// at the next worker, and that the workers of the killed one died with it.
+func TestSpawnerRestarts(t *testing.T) {
+	t.Parallel()
+	sp := worker.NewSpawner()
+	t.Cleanup(func() { _ = sp.Close() })
+	a, _ := newClient(t, sandbox.LevelStrict, "0467")
+	b, _ := newClient(t, sandbox.LevelStrict, "0467")
+	a.SetSpawner(sp)
+	b.SetSpawner(sp)
+	out, isErr := bash(t, a, "true")
+	require.False(t, isErr, out)
+	first := parentOf(t, a.PID())
+	pidA := a.PID()
+	require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
+	waitEnded(t, first)
+	waitEnded(t, pidA)
+
+	out, isErr = bash(t, b, "echo again")
+	require.False(t, isErr, out)
+	assert.Equal(t, "again\n", out)
+	second := parentOf(t, b.PID())
+	assert.NotEqual(t, first, second)
+	assert.Equal(t, os.Getpid(), parentOf(t, second))
+}
