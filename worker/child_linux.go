@@ -61,8 +61,18 @@ func newSpawnedChild(id, pidfd int, stderr *os.File, w io.Writer) (*spawnedChild
 
 func (c *spawnedChild) pid() int { return c.id }
 
+// kill signals through the pidfd while holding it, so that a wait closing it at once
+// cannot make the signal go to whatever the number is reused for.
 func (c *spawnedChild) kill() error {
-	return unix.PidfdSendSignal(int(c.pidfd.Fd()), unix.SIGKILL, nil, 0)
+	rc, err := c.pidfd.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("kill worker %d: %w", c.id, err)
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.PidfdSendSignal(int(fd), unix.SIGKILL, nil, 0) }); err != nil {
+		return fmt.Errorf("kill worker %d: %w", c.id, err) // closed: it has ended and been waited for
+	}
+	return serr
 }
 
 func (c *spawnedChild) wait() error {
