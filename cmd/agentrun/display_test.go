@@ -221,6 +221,7 @@ func TestLiveDisplaySharedTerminal(t *testing.T) {
 	assert.Contains(t, string(raw), "\x1b[32m", "colour on the terminal")
 
 	var activity, tools, eta bool
+	toolRow, etaRow := regexp.MustCompile(`: (Write|Bash)\b`), regexp.MustCompile(`, ETA \d+s │ `)
 	for _, l := range scr.seen {
 		if !statusText.MatchString(l) {
 			continue
@@ -228,8 +229,8 @@ func TestLiveDisplaySharedTerminal(t *testing.T) {
 		assert.Regexp(t, statusRow, l, "a status line drawn alone")
 		assert.Less(t, len([]rune(l)), ptyColumns, "the status line fits the width: %q", l)
 		activity = activity || strings.Contains(l, ": waiting for model")
-		tools = tools || regexp.MustCompile(`: (Write|Bash)\b`).MatchString(l)
-		eta = eta || regexp.MustCompile(`, ETA \d+s │ `).MatchString(l)
+		tools = tools || toolRow.MatchString(l)
+		eta = eta || etaRow.MatchString(l)
 	}
 	assert.True(t, activity, "a session waiting for the model: %q", scr.seen)
 	assert.True(t, tools, "the tool a session runs: %q", scr.seen)
