@@ -49,20 +49,27 @@ func waitEnded(t *testing.T, pid int) {
 	require.Equal(t, 1, n, "process %d still runs after 30 s", pid)
 }
 
+// newSpawner returns a spawner for the clients, closed when the test ends.
+func newSpawner(t *testing.T, clients ...*worker.Client) *worker.Spawner {
+	t.Helper()
+	sp := worker.NewSpawner()
+	t.Cleanup(func() { _ = sp.Close() })
+	for _, c := range clients {
+		c.SetSpawner(sp)
+	}
+	return sp
+}
+
 // TestSpawnerStartsStrictWorkers checks that the workers of level strict of clients
 // given a Spawner are children of the spawner's process, not of the caller, that they
 // run tools as any worker does, that closing one ends its process, and that closing the
 // spawner ends the workers still running.
 func TestSpawnerStartsStrictWorkers(t *testing.T) {
 	t.Parallel()
-	sp := worker.NewSpawner()
-	t.Cleanup(func() { _ = sp.Close() })
 	a, wsA := newClient(t, sandbox.LevelStrict, "0467")
 	b, _ := newClient(t, sandbox.LevelStrict, "0467")
 	off, _ := newClient(t, sandbox.LevelOff, "0467")
-	for _, c := range []*worker.Client{a, b, off} {
-		c.SetSpawner(sp)
-	}
+	sp := newSpawner(t, a, b, off)
 	out, isErr := bash(t, a, "echo made > made.txt; cat made.txt")
 	require.False(t, isErr, out)
 	assert.Equal(t, "made\n", out)
@@ -100,12 +107,9 @@ func TestSpawnerStartsStrictWorkers(t *testing.T) {
 // at the next worker, and that the workers of the killed one died with it.
 func TestSpawnerRestarts(t *testing.T) {
 	t.Parallel()
-	sp := worker.NewSpawner()
-	t.Cleanup(func() { _ = sp.Close() })
 	a, _ := newClient(t, sandbox.LevelStrict, "0467")
 	b, _ := newClient(t, sandbox.LevelStrict, "0467")
-	a.SetSpawner(sp)
-	b.SetSpawner(sp)
+	newSpawner(t, a, b)
 	out, isErr := bash(t, a, "true")
 	require.False(t, isErr, out)
 	first := parentOf(t, a.PID())
