@@ -61,11 +61,10 @@ func (s *Spawner) start(binary string) error {
 		return fmt.Errorf("worker spawner: %w", err)
 	}
 	mine, theirs := os.NewFile(uintptr(fds[0]), "spawner"), os.NewFile(uintptr(fds[1]), "spawner")
-	defer func() { _ = theirs.Close() }()
+	defer func() { _ = theirs.Close() }() // the process holds its own copy once started
 	c, err := net.FileConn(mine)
 	_ = mine.Close() // FileConn holds a duplicate
 	if err != nil {
-		_ = theirs.Close()
 		return fmt.Errorf("worker spawner: %w", err)
 	}
 	s.stderr = &tailBuffer{max: 8 << 10}
