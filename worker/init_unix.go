@@ -45,6 +45,10 @@ func Main(args []string) int {
 // initMain is stage 1: pid 1 of the sandbox's pid namespace at level strict, a child
 // subreaper otherwise.
 func initMain() int {
+	if err := closeOnExec(); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
 	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
 	dec := protocol.NewFrameDecoder(in, maxFrame)
 	if !dec.Next() {

@@ -35,6 +35,49 @@ func parentOf(t *testing.T, pid int) int {
 	return 0
 }
 
+// openFiles maps each open fd of process pid to what it links to.
+func openFiles(t *testing.T, pid int) map[string]string {
+	t.Helper()
+	dir := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	out := map[string]string{}
+	for _, e := range entries {
+		if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil {
+			out[e.Name()] = target
+		}
+	}
+	return out
+}
+
+// holdsSocket says whether one of files is a socket.
+func holdsSocket(files map[string]string) bool {
+	for _, target := range files {
+		if strings.HasPrefix(target, "socket:") {
+			return true
+		}
+	}
+	return false
+}
+
+// childrenOf lists the child processes of pid.
+func childrenOf(t *testing.T, pid int) []int {
+	t.Helper()
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	require.NoError(t, err)
+	var out []int
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		require.NoError(t, err)
+		for _, f := range strings.Fields(string(b)) {
+			child, err := strconv.Atoi(f)
+			require.NoError(t, err)
+			out = append(out, child)
+		}
+	}
+	return out
+}
+
 // waitEnded returns once process pid has ended (a zombie counts), through a pidfd.
 func waitEnded(t *testing.T, pid int) {
 	t.Helper()
@@ -88,6 +131,11 @@ func TestSpawnerStartsStrictWorkers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{os.Args[0], worker.Command, "spawn"}, strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00"))
 	assert.Equal(t, spawner, parentOf(t, b.PID()), "one spawner for both")
+	assert.True(t, holdsSocket(openFiles(t, spawner)), "the spawner's end of its socket pair: %v", openFiles(t, spawner))
+	for _, pid := range append([]int{a.PID()}, childrenOf(t, a.PID())...) {
+		files := openFiles(t, pid)
+		assert.False(t, holdsSocket(files), "the spawner's socket must not reach worker process %d: %v", pid, files)
+	}
 	assert.Equal(t, os.Getpid(), parentOf(t, off.PID()), "the other levels start from the caller")
 
 	pidA, pidB := a.PID(), b.PID()

@@ -2,10 +2,12 @@ package escape_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/protocol"
@@ -30,10 +32,14 @@ func printfArg(s string) string {
 }
 
 // pipeTargets are where a tool might find the worker's request (3) and reply (4)
-// pipes: the Write tool runs in the worker itself, Bash in its child.
+// pipes: the Write tool runs in the worker itself, Bash in its child. A Bash target
+// whose path begins with & is a file descriptor of the Bash process itself, which
+// it would have inherited.
 var pipeTargets = []struct {
 	name, tool, path string
 }{
+	{"Bash its own fd 4", "Bash", "&4"},
+	{"Bash its own fd 3", "Bash", "&3"},
 	{"Write tool /dev/stdout", "Write", "/dev/stdout"},
 	{"Write tool /dev/fd/1", "Write", "/dev/fd/1"},
 	{"Write tool /dev/fd/3", "Write", "/dev/fd/3"},
@@ -73,6 +79,9 @@ func TestWorkerPipes(t *testing.T) {
 					input = string(b)
 				default:
 					cmd := "for f in " + x.expand(p.path) + "; do printf %b " + printfArg(frame) + " > $f; done"
+					if strings.HasPrefix(p.path, "&") {
+						cmd = "printf %b " + printfArg(frame) + " >" + p.path
+					}
 					b, err := json.Marshal(map[string]any{"command": cmd, "timeout": 20})
 					require.NoError(t, err)
 					input = string(b)
@@ -86,6 +95,26 @@ func TestWorkerPipes(t *testing.T) {
 				}
 				fx.judge(t, attempt{name: p.name, strict: true, landlock: true}, held, what, r.Content)
 			})
+		}
+	})
+}
+
+// TestToolsInheritNoPipes lists the open files of a Bash tool's process at each level:
+// besides its stdin, stdout and stderr, it may hold no pipe or socket, none of the
+// worker's pipes to the runner, nor any the worker inherited.
+func TestToolsInheritNoPipes(t *testing.T) {
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "4467"})
+		// ls, not a loop in bash: the shell's own command substitution would show
+		// its pipe.
+		r := fx.bash(t, "ls -l /proc/$$/fd", 20)
+		require.False(t, r.IsError, r.Content)
+		fds := regexp.MustCompile(`(?m) (\d+) -> (.*)$`).FindAllStringSubmatch(r.Content, -1)
+		require.NotEmpty(t, fds, r.Content)
+		for _, m := range fds {
+			if m[1] != "0" && m[1] != "1" && m[1] != "2" {
+				assert.NotRegexp(t, `^(pipe|socket):`, m[2], "fd %s of a tool: %s", m[1], r.Content)
+			}
 		}
 	})
 }
