@@ -286,6 +286,13 @@ func (sb *Sandbox) Info() *protocol.Sandbox {
 	return out
 }
 
+// EndTools ends the worker and with it every process the session's tools left running
+// (a server started with &, or one that set out to tamper with what comes next); the
+// next request starts a new worker.
+func (sb *Sandbox) EndTools() error {
+	return sb.client.Close()
+}
+
 // Close ends the worker (and every process of the session) and the proxy.
 func (sb *Sandbox) Close() error {
 	if sb == nil {

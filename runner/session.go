@@ -159,7 +159,13 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		res.DurationAPIMS, res.Usage, res.TotalCostUSD, res.Result = r.DurationAPIMS, r.Usage, r.TotalCostUSD, r.Result
 	}
 	res.MCPServers = servers.Statuses()
-	if res.Status == protocol.StatusSuccess && ws != nil && sb != nil {
+	if res.Status == protocol.StatusSuccess && ws != nil && sb != nil && len(s.Checks) > 0 {
+		// The checks judge what the session left in its workspace, beside nothing its
+		// tools left running: a process of theirs could rewrite a file a check writes
+		// (a hidden test) while the check runs.
+		if err := sb.EndTools(); err != nil {
+			st.r.log.Warn("end the session's tools before its checks", zapKey(s.Key), zapErr(err))
+		}
 		st.runChecks(ctx, s, sb, res)
 	}
 	if res.Status == protocol.StatusSuccess && len(s.OutputSchema) > 0 {
