@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,12 +26,7 @@ func TestChecksOutliveNoToolProcess(t *testing.T) {
 			if err := sandbox.Probe().Supports(level); err != nil {
 				t.Skip(err)
 			}
-			dir := t.TempDir()
-			ws := filepath.Join(dir, "ws")
-			require.NoError(t, os.Mkdir(ws, 0o755))
-			for _, f := range []string{"begin", "tampered"} {
-				require.NoError(t, syscall.Mkfifo(filepath.Join(ws, f), 0o666))
-			}
+			dir, ws := fifoWorkspace(t, "begin", "tampered")
 			script, err := scripted.ParseScript("leave.yaml", []byte(`steps:
   - tool_calls: [{name: Bash, input: {command: "setsid sh -c 'read x < begin; echo forged > hidden.txt; echo done > tampered' >/dev/null 2>&1 < /dev/null &"}}]
   - text: Left a process behind.

@@ -45,6 +45,19 @@ func childrenOf(t *testing.T, pid int) map[int][]string {
 	return out
 }
 
+// fifoWorkspace makes a test folder with a workspace ws in it that holds the named
+// FIFOs, on which a test and its sessions' tools wait for each other.
+func fifoWorkspace(t *testing.T, fifos ...string) (dir, ws string) {
+	t.Helper()
+	dir = t.TempDir()
+	ws = filepath.Join(dir, "ws")
+	require.NoError(t, os.Mkdir(ws, 0o755))
+	for _, f := range fifos {
+		require.NoError(t, syscall.Mkfifo(filepath.Join(ws, f), 0o666))
+	}
+	return dir, ws
+}
+
 // withArgs keeps the processes whose arguments after the program are args.
 func withArgs(procs map[int][]string, args ...string) []int {
 	var pids []int
@@ -64,12 +77,7 @@ func TestRunStartsStrictWorkersFromOneSpawner(t *testing.T) {
 	if err := sandbox.Probe().Supports(sandbox.LevelStrict); err != nil {
 		t.Skip(err)
 	}
-	dir := t.TempDir()
-	ws := filepath.Join(dir, "ws")
-	require.NoError(t, os.Mkdir(ws, 0o755))
-	for _, f := range []string{"ready", "go"} {
-		require.NoError(t, syscall.Mkfifo(filepath.Join(ws, f), 0o666))
-	}
+	dir, ws := fifoWorkspace(t, "ready", "go")
 	gate, err := scripted.ParseScript("gate.yaml", []byte(`steps:
   - tool_calls: [{name: Bash, input: {command: "echo ready > ready && read x < go"}}]
   - text: Released.

@@ -2,9 +2,6 @@ package worker
 
 import (
 	"math"
-	"os"
-	"strconv"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,15 +16,5 @@ func closeOnExec() error {
 	if err == nil {
 		return nil
 	}
-	// Before Linux 5.11: one by one.
-	fds, rerr := os.ReadDir("/proc/self/fd")
-	if rerr != nil {
-		return rerr
-	}
-	for _, e := range fds {
-		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
-			syscall.CloseOnExec(fd)
-		}
-	}
-	return nil
+	return closeOnExecListed("/proc/self/fd") // before Linux 5.11: one by one
 }
