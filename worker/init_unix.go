@@ -31,8 +31,13 @@ const (
 // code. Stage 1 (no arguments) reads the config, builds the sandbox's root when the
 // level is strict, starts stage 2 ("serve") and reaps every process until stage 2
 // ends; then it kills what is left and exits. Stage 2 confines itself and serves.
-// "spawn" is a Spawner's process, which starts stage 1 of the workers of a run.
+// "spawn" is a Spawner's process, which starts stage 1 of the workers of a run. Each
+// first marks every inherited descriptor past stderr close-on-exec (closeOnExec).
 func Main(args []string) int {
+	if err := closeOnExec(); err != nil {
+		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
+		return 2
+	}
 	if len(args) > 0 && args[0] == "serve" {
 		return serveMain()
 	}
@@ -45,10 +50,6 @@ func Main(args []string) int {
 // initMain is stage 1: pid 1 of the sandbox's pid namespace at level strict, a child
 // subreaper otherwise.
 func initMain() int {
-	if err := closeOnExec(); err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		return 2
-	}
 	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
 	dec := protocol.NewFrameDecoder(in, maxFrame)
 	if !dec.Next() {

@@ -22,10 +22,6 @@ import (
 // serveMain is stage 2: it reads the config stage 1 passed, confines itself, reports
 // Ready and serves requests until its input ends or it exits idle.
 func serveMain() int {
-	if err := closeOnExec(); err != nil {
-		fmt.Fprintf(os.Stderr, "worker: %v\n", err)
-		return 2
-	}
 	// Non-blocking descriptors make pollable Files, whose Close ends a Read blocked in
 	// another goroutine: the request reader stops when the worker exits idle.
 	_ = syscall.SetNonblock(fdRequests, true)

@@ -23,10 +23,6 @@ const fdSpawner = 3
 // and pidfd; it reaps every worker that ends; when the runner closes its end it exits,
 // and the workers still running die with it (their parent-death signal).
 func spawnMain() int {
-	if err := closeOnExec(); err != nil {
-		fmt.Fprintf(os.Stderr, "worker spawner: %v\n", err)
-		return 1
-	}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "worker spawner: %v\n", err)
