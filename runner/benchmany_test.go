@@ -20,6 +20,7 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
 
 // manySessions scales BenchmarkManySessions: `go test -run '^$' -bench
@@ -299,21 +300,7 @@ func treeUsage(root int) usage {
 func descendants(root int) []int {
 	out := []int{root}
 	for i := 0; i < len(out); i++ {
-		tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", out[i]))
-		if err != nil {
-			continue // it has exited
-		}
-		for _, t := range tasks {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", out[i], t.Name()))
-			if err != nil {
-				continue
-			}
-			for _, f := range strings.Fields(string(b)) {
-				if pid, err := strconv.Atoi(f); err == nil {
-					out = append(out, pid)
-				}
-			}
-		}
+		out = append(out, workertest.Children(out[i])...)
 	}
 	return out
 }

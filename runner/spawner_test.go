@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,27 +18,15 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
 
 // childrenOf lists the child processes of pid with their command lines.
-func childrenOf(t *testing.T, pid int) map[int][]string {
-	t.Helper()
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	require.NoError(t, err)
+func childrenOf(pid int) map[int][]string {
 	out := map[int][]string{}
-	for _, task := range tasks {
-		b, err := os.ReadFile(task)
-		if err != nil {
-			continue // the thread ended
-		}
-		for _, f := range strings.Fields(string(b)) {
-			child, err := strconv.Atoi(f)
-			require.NoError(t, err)
-			cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", child))
-			if err != nil {
-				continue // it ended
-			}
-			out[child] = strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
+	for _, child := range workertest.Children(pid) {
+		if argv, err := workertest.Cmdline(child); err == nil { // else it ended
+			out[child] = argv
 		}
 	}
 	return out
@@ -121,11 +108,11 @@ jobs:
 		}
 	}
 
-	mine := childrenOf(t, os.Getpid())
+	mine := childrenOf(os.Getpid())
 	spawners := withArgs(mine, worker.Command, "spawn")
 	require.Len(t, spawners, 1, "one spawner, the run's child: %v", mine)
 	assert.Empty(t, withArgs(mine, worker.Command), "no worker is the run's own child: %v", mine)
-	assert.Len(t, withArgs(childrenOf(t, spawners[0]), worker.Command), 2, "both workers are the spawner's")
+	assert.Len(t, withArgs(childrenOf(spawners[0]), worker.Command), 2, "both workers are the spawner's")
 
 	_, err = release.WriteString("go\ngo\n")
 	require.NoError(t, err)
@@ -134,5 +121,5 @@ jobs:
 	assert.Equal(t, 2, sum.Totals.Passed, sum.Text())
 	_, err = os.Stat(fmt.Sprintf("/proc/%d", spawners[0]))
 	assert.ErrorIs(t, err, os.ErrNotExist, "the spawner has ended and been waited for")
-	assert.Empty(t, withArgs(childrenOf(t, os.Getpid()), worker.Command, "spawn"))
+	assert.Empty(t, withArgs(childrenOf(os.Getpid()), worker.Command, "spawn"))
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
 
 // parentOf is the parent pid of process pid, from /proc.
@@ -65,24 +66,6 @@ func holdsSocket(files map[string]string) bool {
 		}
 	}
 	return false
-}
-
-// childrenOf lists the child processes of pid.
-func childrenOf(t *testing.T, pid int) []int {
-	t.Helper()
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
-	require.NoError(t, err)
-	var out []int
-	for _, task := range tasks {
-		b, err := os.ReadFile(task)
-		require.NoError(t, err)
-		for _, f := range strings.Fields(string(b)) {
-			child, err := strconv.Atoi(f)
-			require.NoError(t, err)
-			out = append(out, child)
-		}
-	}
-	return out
 }
 
 // waitEnded returns once process pid has ended (a zombie counts), through a pidfd.
@@ -134,12 +117,12 @@ func TestSpawnerStartsStrictWorkers(t *testing.T) {
 	spawner := parentOf(t, a.PID())
 	assert.NotEqual(t, os.Getpid(), spawner, "the strict worker is not the caller's child")
 	assert.Equal(t, os.Getpid(), parentOf(t, spawner), "the spawner is")
-	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", spawner))
+	argv, err := workertest.Cmdline(spawner)
 	require.NoError(t, err)
-	assert.Equal(t, []string{os.Args[0], worker.Command, "spawn"}, strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00"))
+	assert.Equal(t, []string{os.Args[0], worker.Command, "spawn"}, argv)
 	assert.Equal(t, spawner, parentOf(t, b.PID()), "one spawner for both")
 	assert.True(t, holdsSocket(openFiles(t, spawner)), "the spawner's end of its socket pair: %v", openFiles(t, spawner))
-	for _, pid := range append([]int{a.PID()}, childrenOf(t, a.PID())...) {
+	for _, pid := range append([]int{a.PID()}, workertest.Children(a.PID())...) {
 		files := openFiles(t, pid)
 		assert.False(t, holdsSocket(files), "the spawner's socket must not reach worker process %d: %v", pid, files)
 	}
