@@ -47,7 +47,7 @@ func New(name string, cmds ...Cmd) *Set {
 // fails, Dir fails tb, on this call and on every later one.
 func (s *Set) Dir(tb testing.TB) string {
 	tb.Helper()
-	s.once.Do(func() { s.dir, s.err = s.build(Root()) })
+	s.once.Do(func() { s.dir, s.err = s.build(rootDir()) })
 	if s.err != nil {
 		tb.Fatal(s.err)
 	}
@@ -89,9 +89,9 @@ func (s *Set) build(root string) (string, error) {
 	return dir, nil
 }
 
-// Root is the folder that holds every package's sets: agentrun-tests in the user's cache
-// folder, or in the temporary folder when there is none.
-func Root() string {
+// rootDir is the folder that holds every package's sets: agentrun-tests in the user's
+// cache folder, or in the temporary folder when there is none.
+func rootDir() string {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
@@ -100,7 +100,7 @@ func Root() string {
 }
 
 // key names a package folder's sets by its path: its last element, for whoever lists
-// Root, and a digest of the whole, so that two checkouts never share a file.
+// rootDir, and a digest of the whole, so that two checkouts never share a file.
 func key(wd string) string {
 	sum := sha256.Sum256([]byte(wd))
 	return filepath.Base(wd) + "-" + hex.EncodeToString(sum[:6])
