@@ -29,6 +29,8 @@ type Spawner struct {
 	conn   *net.UnixConn
 	stderr *tailBuffer
 	closed bool
+	// buf and oob take the replies, one at a time, made at the first.
+	buf, oob []byte
 }
 
 // NewSpawner returns a spawner whose process is not started yet.

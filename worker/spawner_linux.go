@@ -94,7 +94,10 @@ func (s *Spawner) roundTrip(binary string, level sandbox.Level, files ...*os.Fil
 	if _, _, err := s.conn.WriteMsgUnix(protocol.AppendFrame(nil, frameSpawn, string(level), binary), unix.UnixRights(rights...), nil); err != nil {
 		return 0, 0, true, fmt.Errorf("worker spawner: %w", err)
 	}
-	buf, oob := make([]byte, maxSpawnFrame), make([]byte, unix.CmsgSpace(4))
+	if s.buf == nil {
+		s.buf, s.oob = make([]byte, maxSpawnFrame), make([]byte, unix.CmsgSpace(4))
+	}
+	buf, oob := s.buf, s.oob
 	n, oobn, _, _, err := s.conn.ReadMsgUnix(buf, oob)
 	if err != nil {
 		return 0, 0, true, fmt.Errorf("worker spawner: %w%s", err, tailOf(s.stderr))
