@@ -20,7 +20,6 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
 	"github.com/agentrun/agentrun/worker"
-	"github.com/agentrun/agentrun/worker/workertest"
 )
 
 // manySessions scales BenchmarkManySessions: `go test -run '^$' -bench
@@ -300,7 +299,7 @@ func treeUsage(root int) usage {
 func descendants(root int) []int {
 	out := []int{root}
 	for i := 0; i < len(out); i++ {
-		out = append(out, workertest.Children(out[i])...)
+		out = append(out, worker.Children(out[i])...)
 	}
 	return out
 }

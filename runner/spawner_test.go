@@ -24,7 +24,7 @@ import (
 // childrenOf lists the child processes of pid with their command lines.
 func childrenOf(pid int) map[int][]string {
 	out := map[int][]string{}
-	for _, child := range workertest.Children(pid) {
+	for _, child := range worker.Children(pid) {
 		if argv, err := workertest.Cmdline(child); err == nil { // else it ended
 			out[child] = argv
 		}

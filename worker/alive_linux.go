@@ -11,12 +11,12 @@ import (
 func othersAlive(namespace bool) bool {
 	self, parent := os.Getpid(), os.Getppid()
 	if !namespace {
-		for _, k := range children(parent) {
+		for _, k := range Children(parent) {
 			if k != self {
 				return true
 			}
 		}
-		return len(children(self)) > 0
+		return len(Children(self)) > 0
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {

@@ -163,7 +163,7 @@ func killRest(namespace bool) {
 		}
 	}
 	for range 1000 {
-		kids := children(os.Getpid())
+		kids := Children(os.Getpid())
 		if len(kids) == 0 {
 			return
 		}
@@ -177,8 +177,10 @@ func killRest(namespace bool) {
 	}
 }
 
-// children lists the child processes of pid.
-func children(pid int) []int {
+// Children lists the child processes of pid, from /proc/PID/task/*/children (none
+// when it has exited): how stage 1 finds what is left to kill, and how tests look at a
+// worker's process tree.
+func Children(pid int) []int {
 	dir := "/proc/" + strconv.Itoa(pid) + "/task"
 	tasks, err := os.ReadDir(dir)
 	if err != nil {

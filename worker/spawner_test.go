@@ -122,7 +122,7 @@ func TestSpawnerStartsStrictWorkers(t *testing.T) {
 	assert.Equal(t, []string{os.Args[0], worker.Command, "spawn"}, argv)
 	assert.Equal(t, spawner, parentOf(t, b.PID()), "one spawner for both")
 	assert.True(t, holdsSocket(openFiles(t, spawner)), "the spawner's end of its socket pair: %v", openFiles(t, spawner))
-	for _, pid := range append([]int{a.PID()}, workertest.Children(a.PID())...) {
+	for _, pid := range append([]int{a.PID()}, worker.Children(a.PID())...) {
 		files := openFiles(t, pid)
 		assert.False(t, holdsSocket(files), "the spawner's socket must not reach worker process %d: %v", pid, files)
 	}

@@ -7,7 +7,6 @@ package workertest
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -25,29 +24,6 @@ var set = testbuild.New("worker", testbuild.Cmd{File: worker.BinaryName,
 func Bin(tb testing.TB) string {
 	tb.Helper()
 	return set.Path(tb, worker.BinaryName)
-}
-
-// Children lists the child processes of pid, from /proc/PID/task/*/children: the
-// workers, stages and tools a test looks for. A thread or process that has ended
-// meanwhile is left out.
-func Children(pid int) []int {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		return nil // it has exited
-	}
-	var out []int
-	for _, t := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, t.Name()))
-		if err != nil {
-			continue
-		}
-		for _, f := range strings.Fields(string(b)) {
-			if child, err := strconv.Atoi(f); err == nil {
-				out = append(out, child)
-			}
-		}
-	}
-	return out
 }
 
 // Cmdline is the argument list of process pid, from /proc/PID/cmdline.
