@@ -1,17 +1,12 @@
+//go:build e2e
+
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -52,41 +47,6 @@ func skipShort(t *testing.T) {
 	}
 }
 
-// e2eSecrets are the values given to a run that must appear in no artifact: both API
-// keys and the token the spec names in secrets (which the tools print).
-type e2eSecrets struct {
-	anthropicKey, openaiKey, token string
-}
-
-func newSecrets(t *testing.T) e2eSecrets {
-	t.Helper()
-	return e2eSecrets{
-		anthropicKey: "sk-ant-e2e-" + randomHex(t),
-		openaiKey:    "sk-proj-e2e-" + randomHex(t),
-		token:        "tok-e2e-" + randomHex(t),
-	}
-}
-
-func (s e2eSecrets) values() []string { return []string{s.anthropicKey, s.openaiKey, s.token} }
-
-// env is the environment of a run: the keys, the token, and the fake server's address
-// for both provider families (empty when the run needs none).
-func (s e2eSecrets) env(serverURL string) []string {
-	env := []string{"ANTHROPIC_API_KEY=" + s.anthropicKey, "OPENAI_API_KEY=" + s.openaiKey, "E2E_TOKEN=" + s.token}
-	if serverURL != "" {
-		env = append(env, "ANTHROPIC_BASE_URL="+serverURL, "OPENAI_BASE_URL="+serverURL)
-	}
-	return env
-}
-
-func randomHex(t *testing.T) string {
-	t.Helper()
-	var b [8]byte
-	_, err := rand.Read(b[:])
-	require.NoError(t, err)
-	return hex.EncodeToString(b[:])
-}
-
 // newMarker returns a value unique to one run, which the specs put in the environment
 // of every tool process (E2E_MARKER) so that the test can find the processes a run left.
 func newMarker(t *testing.T, name string) string {
@@ -100,57 +60,6 @@ func runEnv(t *testing.T, sec e2eSecrets, serverURL, marker string) []string {
 	t.Helper()
 	extra := append(sec.env(serverURL), "E2E_MARKER="+marker, "AGENTRUN_LOG_LEVEL=debug")
 	return baseEnv(t, extra...)
-}
-
-// runArgs are the flags of every run of the suite: JSON logs on stderr, every event on
-// stdout.
-func runArgs(spec, out string, extra ...string) []string {
-	args := []string{"run", spec, "--out", out, "--progress", "off", "--log-format", "json", "--output-format", "stream-json"}
-	return append(args, extra...)
-}
-
-// startFakeServer starts `agentrun fake-server` on a free loopback port with the given
-// MODEL=FILE scripts and further flags, and returns its base URL; the server is stopped
-// with SIGTERM when the test ends.
-func startFakeServer(t *testing.T, scripts []string, flags ...string) string {
-	t.Helper()
-	args := append([]string(nil), flags...)
-	for _, s := range scripts {
-		args = append(args, "--script", s)
-	}
-	return startFakeServerArgs(t, args...)
-}
-
-// startFakeServerArgs starts `agentrun fake-server` on a free loopback port with more
-// arguments and returns its base URL, as startFakeServer does.
-func startFakeServerArgs(t *testing.T, extra ...string) string {
-	t.Helper()
-	args := append([]string{"fake-server", "--addr", "127.0.0.1:0"}, extra...)
-	cmd := exec.Command(agentrunBin(t), args...)
-	cmd.Env = baseEnv(t)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		if cmd.ProcessState != nil {
-			return
-		}
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			_ = cmd.Process.Kill()
-		}
-		assert.NoError(t, cmd.Wait(), "fake-server exits 0 on SIGTERM; stderr: %s", stderr.String())
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait() // stderr is complete only after Wait
-		t.Fatalf("fake-server did not start: %v\n%s", err, stderr.String())
-	}
-	m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(line)
-	require.NotNil(t, m, line)
-	return m[1] + "/v1"
 }
 
 // e2eScenario is one fault of the suite.

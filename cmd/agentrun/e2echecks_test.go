@@ -1,3 +1,5 @@
+//go:build e2e
+
 package main
 
 import (
@@ -232,28 +234,4 @@ func markerProcesses(t *testing.T, marker string) []int {
 func assertNoProcesses(t *testing.T, marker string) {
 	t.Helper()
 	assert.Empty(t, markerProcesses(t, marker), "processes of the run outlived it (marker %s)", marker)
-}
-
-// assertNoGoroutines reads the goroutine report of a run of leakBin from its stderr and
-// checks that it lists none.
-func assertNoGoroutines(t *testing.T, stderr string) {
-	t.Helper()
-	for _, line := range strings.Split(stderr, "\n") {
-		var r leakReport
-		if !strings.HasPrefix(line, "{") || json.Unmarshal([]byte(line), &r) != nil || r.Msg != goroutineReport {
-			continue
-		}
-		assert.Empty(t, r.Leaks, "goroutines alive after the run")
-		return
-	}
-	t.Errorf("no goroutine report in the run's stderr (a run of leakBin?):\n%s", stderr)
-}
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

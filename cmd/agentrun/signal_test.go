@@ -1,9 +1,9 @@
+//go:build e2e
+
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -16,71 +16,10 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 )
 
-// signalDeadline is how soon an interrupted run must have exited with every result and
-// summary written; GitHub Actions allows about ten seconds before SIGKILL.
-const signalDeadline = 5 * time.Second
-
-// startAgentrun starts leakBin, the agentrun command with its goroutine report, in the
-// background with env; the test kills it if it is still running at the end.
-func startAgentrun(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
-	t.Helper()
-	cmd = exec.Command(leakBin(t), args...)
-	cmd.Env = env
-	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return cmd, stdout, stderr
-}
-
-// streamsWith counts the sessions under out whose stream.jsonl holds s.
-func streamsWith(out, s string) int {
-	files, _ := filepath.Glob(filepath.Join(out, "sessions", "*", "stream.jsonl"))
-	n := 0
-	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(s)) {
-			n++
-		}
-	}
-	return n
-}
-
-// resultFiles reads every session's result.json under out, by session key.
-func resultFiles(t *testing.T, out string) map[string]protocol.Result {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(out, "sessions", "*", "result.json"))
-	require.NoError(t, err)
-	got := map[string]protocol.Result{}
-	for _, f := range files {
-		var r protocol.Result
-		readJSON(t, f, &r)
-		require.NotEmpty(t, r.SessionID, f)
-		got[filepath.Base(filepath.Dir(f))] = r
-	}
-	return got
-}
-
-// exitCode waits for cmd and returns its exit code.
-func exitCode(t *testing.T, cmd *exec.Cmd) int {
-	t.Helper()
-	err := cmd.Wait()
-	if err == nil {
-		return 0
-	}
-	var ee *exec.ExitError
-	require.ErrorAs(t, err, &ee)
-	return ee.ExitCode()
-}
-
-// TestSignalTerm sends SIGTERM to a run whose 100 sessions all have a tool running:
+// TestE2ESignalTerm sends SIGTERM to a run whose 100 sessions all have a tool running:
 // within five seconds the run exits 130, every session has a cancelled result (or a
 // finished one), the summaries exist, and no tool process is left.
-func TestSignalTerm(t *testing.T) {
+func TestE2ESignalTerm(t *testing.T) {
 	skipShort(t)
 	sec := newSecrets(t)
 	marker := newMarker(t, "signal-term")
@@ -112,12 +51,12 @@ func TestSignalTerm(t *testing.T) {
 	assertNoSecrets(t, out, sec.values(), stdout.String(), stderr.String())
 }
 
-// TestSignalKillResume kills a run of 50 quick and 50 slow sessions with SIGKILL once
+// TestE2ESignalKillResume kills a run of 50 quick and 50 slow sessions with SIGKILL once
 // some have succeeded, then resumes it: no tool process outlives the killed run for
 // long, the resumed run exits 0, the summary has every session exactly once, the
 // sessions that had succeeded keep their results and are not run again, and every
 // stream ends with one result.
-func TestSignalKillResume(t *testing.T) {
+func TestE2ESignalKillResume(t *testing.T) {
 	skipShort(t)
 	sec := newSecrets(t)
 	marker := newMarker(t, "signal-kill")
