@@ -18,13 +18,12 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
 
-// TestMain runs the test binary as a worker, or as the stdio test server, when started
-// so.
+// TestMain checks that no goroutine outlives the tests. The sessions' workers are
+// agentrun-worker (workertest) and their stdio server mcp-test-server (mcptest).
 func TestMain(m *testing.M) {
-	worker.ExitIfWorker()
-	mcptest.ExitIfServer()
 	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }
 
@@ -58,9 +57,9 @@ func newHarnessAt(t testing.TB, level sandbox.Level) *harness {
 		Env:      []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C.UTF-8"},
 		BashMode: "0467", Timeout: time.Minute, IdleExit: time.Hour}
 	cfg.Hidden = cfg.Spec.Hidden()
-	h := &harness{t: t, client: worker.New(cfg, os.Args[0], nil), ws: ws,
+	h := &harness{t: t, client: worker.New(cfg, workertest.Bin(t), nil), ws: ws,
 		mark: fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())}
-	_, err = mcptest.Link(ws, "mcp-test-server")
+	_, err = mcptest.Link(t, ws, "mcp-test-server")
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		assert.NoError(t, h.client.Close())

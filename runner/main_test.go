@@ -5,7 +5,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
@@ -16,7 +15,6 @@ import (
 // watchdog, progress ticker and HTTP connection must have been waited for or closed.
 func TestMain(m *testing.M) {
 	worker.ExitIfWorker()    // the internal tests start this test binary as their sessions' worker
-	mcptest.ExitIfServer()   // and the sessions' workers start it as their stdio MCP server
 	testexit.QuickChildren() // some tests run copies of this binary
 	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,16 +21,17 @@ import (
 	"github.com/agentrun/agentrun/testexit"
 )
 
-// TestMCPSessions runs sessions with a stdio MCP server in their sandbox (the test
-// binary as the SDK-built test server) and a streamable-HTTP one: a session that
+// TestMCPSessions runs sessions with a stdio MCP server in their sandbox
+// (mcp-test-server, the SDK-built test server) and a streamable-HTTP one: a session that
 // calls their tools, one whose required server exits at start (error_mcp before any
 // model call), and one whose optional server fails (a warning; the session goes on).
 func TestMCPSessions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mark := "runner-" + filepath.Base(filepath.Dir(dir)) // TestMCPSessions and a number unique to this run
 	ws := filepath.Join(dir, "ws")
 	require.NoError(t, os.Mkdir(ws, 0o755))
-	bin, err := mcptest.Link(ws, "mcp-test-server")
+	bin, err := mcptest.Link(t, ws, "mcp-test-server")
 	require.NoError(t, err)
 	web := mcptest.HTTP("t0k3n-" + "SECRETVALUE")
 	defer web.Close()
@@ -134,8 +137,12 @@ jobs:
 	assert.Contains(t, serverResults[2].Content, `"sum":42`)
 	big := serverResults[3]
 	assert.False(t, big.IsError)
-	assert.LessOrEqual(t, len(big.Content), 100_000, "a 10 MB result is capped like any tool's")
-	assert.Contains(t, big.Content, "[... truncated 10385")
+	assert.LessOrEqual(t, len(big.Content), 100_000, "a 1 MB result is capped like any tool's")
+	m := regexp.MustCompile(`\n\[\.\.\. truncated (\d+) bytes \.\.\.\]\n`).FindStringSubmatch(big.Content)
+	require.NotNil(t, m, "the cut is marked")
+	dropped, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	assert.Equal(t, 1<<20, len(big.Content)-len(m[0])+dropped, "what is kept and what the marker counts make the whole result")
 
 	down := results["required-down"]
 	assert.Equal(t, protocol.StatusMCP, down.Status)

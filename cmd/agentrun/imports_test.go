@@ -45,7 +45,9 @@ var allowedImports = map[string][]string{
 	"sandbox/netproxy":        {"protocol", "golang.org/x/sys"},
 	"sandbox/escape":          {},
 	"worker":                  append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy"}, kernelLibs...),
-	"mcpclient/mcptest":       mcpLibs,
+	// mcptest builds mcp-test-server, the stdio server of other packages' tests.
+	"mcpclient/mcptest":                 append([]string{"testbuild"}, mcpLibs...),
+	"mcpclient/mcptest/mcp-test-server": append([]string{"mcpclient/mcptest", "testbuild"}, mcpLibs...),
 	// workertest builds agentrun-worker for other packages' tests.
 	"worker/workertest": append([]string{"worker", "testbuild", "agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy"}, kernelLibs...),
 	"mcpclient":         append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/netproxy", "worker"}, mcpLibs...),

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/testbuild"
 	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
@@ -63,8 +62,7 @@ func skipBinaryInShort(tb testing.TB) {
 var goEnv []string
 
 func TestMain(m *testing.M) {
-	worker.ExitIfWorker()  // leakBin's sessions run their tools in workers of leakBin
-	mcptest.ExitIfServer() // the MCP tests' stdio server is this binary
+	worker.ExitIfWorker() // leakBin's sessions run their tools in workers of leakBin
 	if filepath.Base(os.Args[0]) == leakBinName {
 		os.Exit(leakCheckedCLI()) // this binary is leakBin
 	}

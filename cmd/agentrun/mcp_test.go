@@ -21,14 +21,14 @@ const mcpScript = `steps:
 `
 
 // TestExecMCPConfig runs exec with a Claude Code .mcp.json as it is: a stdio server
-// (this test binary, as the SDK-built test server) and a streamable-HTTP one whose
+// (mcp-test-server, the SDK-built test server) and a streamable-HTTP one whose
 // bearer token comes from the environment.
 func TestExecMCPConfig(t *testing.T) {
 	t.Parallel()
 	web := mcptest.HTTP("tok-EXECSECRET")
 	defer web.Close()
 	dir, env, script := execSetup(t, mcpScript)
-	bin, err := mcptest.Link(dir, "mcp-test-server")
+	bin, err := mcptest.Link(t, dir, "mcp-test-server")
 	require.NoError(t, err)
 	writeFile(t, dir, ".mcp.json", `{
   "mcpServers": {
@@ -80,7 +80,7 @@ func TestExecMCPConfig(t *testing.T) {
 func TestExecMCPFailures(t *testing.T) {
 	t.Parallel()
 	dir, env, script := execSetup(t, mcpScript)
-	bin, err := mcptest.Link(dir, "mcp-test-server")
+	bin, err := mcptest.Link(t, dir, "mcp-test-server")
 	require.NoError(t, err)
 	writeFile(t, dir, "down.json", `{"mcpServers": {"test": {"command": "`+bin+`", "env": {"`+mcptest.Env+`": "hang-init", "GORACE": "`+testexit.QuickExit+`"},
   "required": true, "startup_timeout": "300ms"}}}`)

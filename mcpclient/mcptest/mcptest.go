@@ -1,6 +1,6 @@
 // Package mcptest serves the MCP server of agentrun's tests, built with the official
-// SDK's server package: in process, over streamable HTTP, or over stdio as the test
-// binary itself started again with Env naming its mode (see ExitIfServer).
+// SDK's server package: in process, over streamable HTTP, or over stdio as
+// mcp-test-server, with Env naming its mode.
 package mcptest
 
 import (
@@ -13,21 +13,20 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agentrun/agentrun/testbuild"
 )
 
-// Env names the mode of the stdio server the test binary runs as.
+// Env names the mode of the stdio server (ServeStdio), which mcp-test-server runs.
 const Env = "AGENTRUN_TEST_MCP_SERVER"
 
-// ExitIfServer runs the stdio server and exits when this process was started as one.
-// Test binaries that start it call it first in TestMain, after worker.ExitIfWorker.
-func ExitIfServer() {
-	if mode := os.Getenv(Env); mode != "" {
-		os.Exit(ServeStdio(mode))
-	}
-}
+// server is mcp-test-server, built by the first Link of a test binary.
+var server = testbuild.New("mcp-test-server", testbuild.Cmd{File: "mcp-test-server",
+	Args: []string{"build", "github.com/agentrun/agentrun/mcpclient/mcptest/mcp-test-server"}})
 
 // MarkEnv tags the processes a test starts (servers, and what they start), so that
 // Processes can find them in the process table.
@@ -61,16 +60,14 @@ func Processes(mark string) ([]int, error) {
 	return out, nil
 }
 
-// Link makes this binary visible in a sandbox: a hard link (or a copy) in dir named
+// Link makes mcp-test-server visible in a sandbox: a hard link (or a copy) in dir named
 // name. It returns the command that runs it from dir, "./name".
-func Link(dir, name string) (string, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
+func Link(tb testing.TB, dir, name string) (string, error) {
+	tb.Helper()
+	bin := server.Path(tb, "mcp-test-server")
 	dst := filepath.Join(dir, name)
-	if err := os.Link(self, dst); err != nil {
-		b, err := os.ReadFile(self)
+	if err := os.Link(bin, dst); err != nil {
+		b, err := os.ReadFile(bin)
 		if err != nil {
 			return "", err
 		}
