@@ -20,6 +20,7 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sandbox/netproxy"
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
 
 // allPolicy is the classifier's bash_mode that lets every command and path through, so
@@ -212,9 +213,7 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	}
 	cfg.Spec, cfg.Env = spec, env
 	cfg.Hidden = spec.Hidden()
-	binary, err := os.Executable() // absolute: the worker starts in /
-	require.NoError(t, err)
-	fx.client = worker.New(cfg, binary, nil)
+	fx.client = worker.New(cfg, workertest.Bin(t), nil)
 	t.Cleanup(func() { assert.NoError(t, fx.client.Close()) })
 	fx.placeholders = []string{
 		"{WS}", fx.ws, "{ROOT}", fx.root, "{OUTDIR}", fx.outside, "{TARGET}", fx.target,

@@ -12,7 +12,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/agentrun/agentrun/testexit"
-	"github.com/agentrun/agentrun/worker"
 )
 
 // keyVar is the provider key variable the runner holds and no tool may read; keyPrefix
@@ -22,12 +21,11 @@ const (
 	keyPrefix = "sk-ant-escape-"
 )
 
-// TestMain runs the test binary as a worker when a client starts it so. Otherwise it
-// plants a fake provider key: os.Setenv alone changes only the Go runtime's copy, not
+// TestMain plants a fake provider key (the sessions' workers are agentrun-worker, from
+// workertest): os.Setenv alone changes only the Go runtime's copy, not
 // the environment block the kernel shows in /proc/PID/environ, so the binary execs
 // itself once with the key in its initial environment (same pid, same arguments).
 func TestMain(m *testing.M) {
-	worker.ExitIfWorker()
 	if !strings.HasPrefix(os.Getenv(keyVar), keyPrefix) {
 		if err := os.Setenv(keyVar, keyPrefix+randomHex(12)); err != nil {
 			fmt.Fprintln(os.Stderr, "escape: plant key:", err)
