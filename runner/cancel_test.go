@@ -37,6 +37,7 @@ func startRun(ctx context.Context, r *runner.Runner, spec *jobs.Spec) <-chan run
 const cancelBound = 5 * time.Second
 
 func TestRunCancelWithManySessionsRunning(t *testing.T) {
+	t.Parallel()
 	const running, total = 100, 120
 	p := newInProcess(loadScripts(t))
 	p.firstByte["slow"] = time.Hour

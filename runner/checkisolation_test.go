@@ -21,8 +21,10 @@ import (
 // check has just written, as a hidden test is: the checks must not run beside what the
 // session's tools left, so the file stays as the check wrote it and the check passes.
 func TestChecksOutliveNoToolProcess(t *testing.T) {
+	t.Parallel()
 	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock, sandbox.LevelOff} {
 		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
 			if err := sandbox.Probe().Supports(level); err != nil {
 				t.Skip(err)
 			}

@@ -139,6 +139,7 @@ func mixedOptions(out string, p runner.Providers) runner.Options {
 }
 
 func TestRunMixedOutcomes(t *testing.T) {
+	t.Parallel()
 	scripts := loadScripts(t)
 	tests := []struct {
 		name     string

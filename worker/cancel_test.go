@@ -18,8 +18,10 @@ func TestCancelEndsTheCall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out a kill grace (not with -short)")
 	}
+	t.Parallel()
 	for _, level := range sandbox.Levels {
 		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
 			c, _ := newClient(t, level, "0467")
 			in, err := json.Marshal(map[string]string{"command": "sleep 30 & sleep 60"})
 			require.NoError(t, err)

@@ -19,5 +19,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(scenarioEnv) == "nonroot" {
 		os.Exit(nonRootScenario())
 	}
+	testexit.Parallel(4) // the tests mostly wait on workers, servers and grace periods
 	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -72,12 +73,16 @@ func holdsSocket(files map[string]string) bool {
 func waitEnded(t *testing.T, pid int) {
 	t.Helper()
 	fd, err := unix.PidfdOpen(pid, 0)
-	if err == unix.ESRCH {
+	if errors.Is(err, unix.ESRCH) {
 		return // gone and reaped already
 	}
 	require.NoError(t, err)
 	defer func() { _ = unix.Close(fd) }()
+	deadline := time.Now().Add(30 * time.Second)
 	n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 30_000)
+	for errors.Is(err, unix.EINTR) { // a signal to this process (the runtime's preemption, SIGCHLD)
+		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(time.Until(deadline).Milliseconds()))
+	}
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "process %d still runs after 30 s", pid)
 }

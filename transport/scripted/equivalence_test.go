@@ -77,6 +77,7 @@ var tools = []protocol.ToolSpec{
 }
 
 func TestEquivalence(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		script *scripted.Script // nil: the demo policy
@@ -108,6 +109,7 @@ func TestEquivalence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			m := scripted.New(scripted.Options{Default: tt.script, ChunkRunes: tt.chunk})
 			cs := clients(t, m, transport.Options{MaxAttempts: 1})
 			req := protocol.Request{Model: "scripted", System: "You are a coding agent.", Tools: tools, MaxTokens: 4096,
@@ -136,6 +138,7 @@ func TestEquivalence(t *testing.T) {
 }
 
 func TestEquivalenceRateLimit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits out a rate limit (not with -short)")
 	}
@@ -260,6 +263,7 @@ func TestEquivalenceRetries(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out retries and a stall (not with -short)")
 	}
+	t.Parallel()
 	tests := []struct {
 		name      string
 		fault     string

@@ -154,10 +154,12 @@ func TestHandlerRoutes(t *testing.T) {
 }
 
 func TestHandlerTooLarge(t *testing.T) {
+	t.Parallel()
 	m := scripted.New(scripted.Options{})
 	tests := map[string]int64{"declared": 64<<20 + 1, "chunked": -1}
 	for name, length := range tests {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			body := io.MultiReader(strings.NewReader(`{"model":"`), io.LimitReader(zeros{}, 64<<20))
 			req := httptest.NewRequestWithContext(t.Context(), "POST", "/v1/chat/completions", body)
 			req.ContentLength = length

@@ -153,6 +153,7 @@ func TestParseScriptErrors(t *testing.T) {
 }
 
 func TestParseScriptAliasBomb(t *testing.T) {
+	t.Parallel()
 	// Ten levels of ten aliases each would expand to 10^10 nodes.
 	give := "steps:\n  - tool_calls:\n      - name: a\n        input:\n          l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n"
 	for i := 1; i < 10; i++ {

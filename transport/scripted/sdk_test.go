@@ -61,6 +61,7 @@ func TestOfficialSDKs(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("npm is not installed: the official SDK readers cannot be installed")
 	}
+	t.Parallel()
 	dir := installSDKs(t)
 	scripts := map[string]*scripted.Script{}
 	for name, src := range sdkScripts {
