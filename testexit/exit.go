@@ -1,6 +1,7 @@
-// Package testexit ends a test binary with its exit code and, in a race build, without
-// the race runtime's one-second wait at exit, which every race-built test binary of the
-// suite would otherwise pay.
+// Package testexit sets how a test binary runs and ends: how many of its parallel tests
+// run at once, and its exit with its code, in a race build without the race runtime's
+// one-second wait at exit, which every race-built test binary of the suite would
+// otherwise pay.
 package testexit
 
 import (
