@@ -163,6 +163,11 @@ func RemoveStalePids() (int, error) {
 	if err != nil {
 		return 0, nil
 	}
+	return removeStalePidsIn(base)
+}
+
+// removeStalePidsIn is RemoveStalePids in the cgroup folder base.
+func removeStalePidsIn(base string) (int, error) {
 	entries, err := os.ReadDir(base)
 	if err != nil {
 		return 0, fmt.Errorf("pids cgroup: %w", err)
@@ -187,6 +192,11 @@ func PidsOf(pid int) ([]string, error) {
 	if err != nil {
 		return nil, nil
 	}
+	return pidsOfIn(base, pid)
+}
+
+// pidsOfIn is PidsOf in the cgroup folder base.
+func pidsOfIn(base string, pid int) ([]string, error) {
 	dirs, err := filepath.Glob(filepath.Join(base, fmt.Sprintf("agentrun-%d-*", pid)))
 	if err != nil {
 		return nil, fmt.Errorf("pids cgroup: %w", err)

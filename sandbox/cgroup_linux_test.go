@@ -12,15 +12,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRemoveStalePids makes, next to where this process's sessions would go, the
-// cgroups a killed run leaves (empty, creator gone), one that still has a task, and one
-// of a live process, and checks that only the first kind is removed from the
-// hierarchy.
+// TestRemoveStalePids makes the cgroups a killed run leaves (empty, creator gone), one
+// that still has a task, and one of a live process, and checks that only the first kind
+// is removed from the hierarchy. They are made in a cgroup of the test's own, below where
+// sessions' cgroups go, so that no other run's RemoveStalePids (a test of another
+// package, running at the same time) removes them first.
 func TestRemoveStalePids(t *testing.T) {
-	base, err := PidsBase()
+	top, err := PidsBase()
 	if err != nil {
 		t.Skipf("no writable pids hierarchy (%v): nothing to leave behind", err)
 	}
+	base := filepath.Join(top, fmt.Sprintf("test-stale-%d", os.Getpid())) // not a session cgroup's name
+	require.NoError(t, os.Mkdir(base, 0o755))
+	t.Cleanup(func() { assert.NoError(t, os.Remove(base)) })
 	gone := exec.Command("true")
 	require.NoError(t, gone.Run())
 	dead := gone.Process.Pid
@@ -41,13 +45,13 @@ func TestRemoveStalePids(t *testing.T) {
 	p := &Pids{dir: busy}
 	require.NoError(t, p.Add(sleeper.Process.Pid))
 
-	made, err := PidsOf(dead)
+	made, err := pidsOfIn(base, dead)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, append(slices.Clone(stale), busy), made, "the dead run's session cgroups, by its pid")
 
-	n, err := RemoveStalePids()
+	n, err := removeStalePidsIn(base)
 	require.NoError(t, err)
-	assert.GreaterOrEqual(t, n, len(stale))
+	assert.Equal(t, len(stale), n)
 	for _, dir := range stale {
 		assert.NoDirExists(t, dir, "an empty cgroup of a dead run is removed")
 	}
