@@ -15,9 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrun/agentrun/protocol"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // Helpers of the tests that run the agentrun binary: the fault suite (the e2e build
