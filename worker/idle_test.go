@@ -59,3 +59,23 @@ func TestIdleExit(t *testing.T) {
 		})
 	}
 }
+
+// TestNewWorkerServesItsFirstRequest checks that a worker's idle countdown starts only
+// once it has had a frame: a worker started for a call never exits idle before reading
+// it, however short its idle exit and however slow the runner is to send the call (a
+// loaded machine), so the call is not refused as "exited idle twice in a row".
+func TestNewWorkerServesItsFirstRequest(t *testing.T) {
+	t.Parallel()
+	for _, level := range sandbox.Levels {
+		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
+			c, _ := newClient(t, level, "0467")
+			c.SetIdleExit(time.Microsecond)
+			for range 3 {
+				out, isErr := bash(t, c, "echo served")
+				require.False(t, isErr, out)
+				assert.Equal(t, "served\n", out)
+			}
+		})
+	}
+}

@@ -94,7 +94,8 @@ type call struct {
 // serve runs requests one at a time. It returns when in ends (the runner closed the
 // pipe or is gone) or, after IdleExit without a request, when no other process of the
 // session remains: then it says BYE first, so the runner knows that a request it sent
-// meanwhile was not run.
+// meanwhile was not run. The countdown starts at the first frame: a worker is started
+// for a request, which it serves however long the runner takes to send it.
 func (s *server) serve(ctx context.Context, in *os.File) int {
 	frames := make(chan []string)
 	var wg sync.WaitGroup
@@ -117,12 +118,13 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 	defer idle.Stop()
 	done := make(chan []string)
 	var cur *call
+	heard := false // a frame has come
 	var running sync.WaitGroup
 	defer running.Wait()
 	defer s.mcp.killAll()
 	for {
 		var idleC <-chan time.Time
-		if cur == nil && s.cfg.IdleExit > 0 {
+		if cur == nil && heard && s.cfg.IdleExit > 0 {
 			idleC = idle.C
 		}
 		select {
@@ -132,6 +134,10 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 					cur.cancel()
 				}
 				return 0
+			}
+			if !heard {
+				heard = true
+				idle.Reset(s.idleExit())
 			}
 			if len(f) >= 2 && f[0] == frameCancel {
 				if cur != nil && cur.id == f[1] {
