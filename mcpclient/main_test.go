@@ -71,7 +71,7 @@ func newHarnessAt(t testing.TB, level sandbox.Level) *harness {
 // stdio is the config of a test server of mode.
 func (h *harness) stdio(name, mode string) mcpclient.Config {
 	return mcpclient.Config{Name: name, Command: "./mcp-test-server",
-		Env:            map[string]string{mcptest.Env: mode, mcptest.MarkEnv: h.mark, "GORACE": testexit.QuickExit},
+		Env:            map[string]string{mcptest.Env: mode, mcptest.MarkEnv: h.mark},
 		StartupTimeout: 10 * time.Second, CallTimeout: 10 * time.Second}
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/protocol/eventschema"
 	"github.com/agentrun/agentrun/runner"
-	"github.com/agentrun/agentrun/testexit"
 )
 
 // TestMCPSessions runs sessions with a stdio MCP server in their sandbox
@@ -49,7 +48,7 @@ defaults:
   mcp_servers:
     test:
       command: ` + bin + `
-      env: {` + mcptest.Env + `: ok, GORACE: ` + testexit.QuickExit + `}
+      env: {` + mcptest.Env + `: ok}
       required: true
       tools: {deny: [garble, crash]}
     web:
@@ -62,7 +61,7 @@ jobs:
     model: mcp
     prompt: Never asked.
     mcp_servers:
-      test: {command: ` + bin + `, env: {` + mcptest.Env + `: exit, GORACE: ` + testexit.QuickExit + `}, required: true}
+      test: {command: ` + bin + `, env: {` + mcptest.Env + `: exit}, required: true}
   - id: optional-down
     model: mcp
     prompt: Ask the server.
@@ -74,7 +73,7 @@ jobs:
     timeout: 1s
     prompt: Never asked.
     mcp_servers:
-      test: {command: ` + bin + `, env: {` + mcptest.Env + `: hang-init, ` + mcptest.MarkEnv + `: ` + mark + `, GORACE: ` + testexit.QuickExit + `}, required: true, startup_timeout: 30s}
+      test: {command: ` + bin + `, env: {` + mcptest.Env + `: hang-init, ` + mcptest.MarkEnv + `: ` + mark + `}, required: true, startup_timeout: 30s}
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "jobs.yaml"), []byte(specText), 0o644))
 	spec, err := jobs.Load(filepath.Join(dir, "jobs.yaml"), lookup)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/protocol/eventschema"
-	"github.com/agentrun/agentrun/testexit"
 )
 
 // mcpScript calls a tool of each test server.
@@ -32,7 +31,7 @@ func TestExecMCPConfig(t *testing.T) {
 	require.NoError(t, err)
 	writeFile(t, dir, ".mcp.json", `{
   "mcpServers": {
-    "test": {"command": "`+bin+`", "args": [], "env": {"`+mcptest.Env+`": "ok", "GORACE": "`+testexit.QuickExit+`"}},
+    "test": {"command": "`+bin+`", "args": [], "env": {"`+mcptest.Env+`": "ok"}},
     "web": {"type": "http", "url": "`+web.URL+`/mcp", "headers": {"Authorization": "Bearer ${WEB_TOKEN}"}}
   }
 }`)
@@ -82,7 +81,7 @@ func TestExecMCPFailures(t *testing.T) {
 	dir, env, script := execSetup(t, mcpScript)
 	bin, err := mcptest.Link(t, dir, "mcp-test-server")
 	require.NoError(t, err)
-	writeFile(t, dir, "down.json", `{"mcpServers": {"test": {"command": "`+bin+`", "env": {"`+mcptest.Env+`": "hang-init", "GORACE": "`+testexit.QuickExit+`"},
+	writeFile(t, dir, "down.json", `{"mcpServers": {"test": {"command": "`+bin+`", "env": {"`+mcptest.Env+`": "hang-init"},
   "required": true, "startup_timeout": "300ms"}}}`)
 	o := agentrun(t, invocation{args: []string{"exec", "--mcp-config", "down.json", "--script", script,
 		"--output-format", "stream-json", "Ask."}, env: env, dir: dir})
