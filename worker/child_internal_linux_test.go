@@ -65,7 +65,7 @@ func TestSpawnedChildWaitsForTheEnd(t *testing.T) {
 			pid, pidfd := startWithPidfd(t, tt.script, inR, errW)
 			_ = inR.Close()
 			_ = errW.Close()
-			out := &syncBuffer{t: tailBuffer{max: 1 << 10}}
+			out := &tailBuffer{max: 1 << 10} // locked: the copy writes while the test reads
 			c, err := newSpawnedChild(pid, pidfd, errR, out)
 			require.NoError(t, err)
 			type waited struct {
@@ -90,9 +90,3 @@ func TestSpawnedChildWaitsForTheEnd(t *testing.T) {
 		})
 	}
 }
-
-// syncBuffer is a bytes.Buffer safe for the copy and the test at once.
-type syncBuffer struct{ t tailBuffer }
-
-func (b *syncBuffer) Write(p []byte) (int, error) { return b.t.Write(p) }
-func (b *syncBuffer) String() string              { return b.t.String() }

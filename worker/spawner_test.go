@@ -79,9 +79,12 @@ func waitEnded(t *testing.T, pid int) {
 	require.NoError(t, err)
 	defer func() { _ = unix.Close(fd) }()
 	deadline := time.Now().Add(30 * time.Second)
-	n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 30_000)
-	for errors.Is(err, unix.EINTR) { // a signal to this process (the runtime's preemption, SIGCHLD)
+	var n int
+	for {
 		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(time.Until(deadline).Milliseconds()))
+		if !errors.Is(err, unix.EINTR) { // a signal to this process (the runtime's preemption, SIGCHLD)
+			break
+		}
 	}
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "process %d still runs after 30 s", pid)
@@ -126,7 +129,8 @@ func TestSpawnerStartsStrictWorkers(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{os.Args[0], worker.Command, "spawn"}, argv)
 	assert.Equal(t, spawner, parentOf(t, b.PID()), "one spawner for both")
-	assert.True(t, holdsSocket(openFiles(t, spawner)), "the spawner's end of its socket pair: %v", openFiles(t, spawner))
+	files := openFiles(t, spawner)
+	assert.True(t, holdsSocket(files), "the spawner's end of its socket pair: %v", files)
 	for _, pid := range append([]int{a.PID()}, worker.Children(a.PID())...) {
 		files := openFiles(t, pid)
 		assert.False(t, holdsSocket(files), "the spawner's socket must not reach worker process %d: %v", pid, files)
