@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -47,16 +48,28 @@ func cpuTime() time.Duration {
 // scripted model, with real tools in a temporary workspace and every artifact written
 // (stream.jsonl, events.jsonl, transcript.txt, messages.jsonl) as the runner writes them:
 // events.jsonl not synced at its close, no stats.json (the runner's result.json has the
-// counters, and is not written here).
+// counters, and is not written here). Beside each session but the first it measures the
+// disk's floor: the same folders and files made by a bare loop (recreate), whose CPU it
+// reports per turn of the session and takes out of the session's.
 func BenchmarkSession20Turns(b *testing.B) {
 	s, err := scripted.ParseScript("bench", []byte(twentyTurns()))
 	require.NoError(b, err)
 	model := scripted.New(scripted.Options{Default: s})
 	root := b.TempDir()
+	var layout []entry // what the first session left, which the floor re-creates
+	var floor time.Duration
 	b.ReportAllocs()
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
+		// The floor's files go beside the sessions' folders, where the file system
+		// places them alike, before the session in one iteration and after it in the
+		// next: a file system whose every new file costs more than the last one before
+		// it charges both alike.
+		floorDir := filepath.Join(root, fmt.Sprint("floor", i))
+		if layout != nil && i%2 == 0 {
+			floor += recreate(b, floorDir, layout)
+		}
 		dir := filepath.Join(root, fmt.Sprint(i))
 		ws := filepath.Join(dir, "ws")
 		require.NoError(b, os.MkdirAll(ws, 0o755))
@@ -79,9 +92,71 @@ func BenchmarkSession20Turns(b *testing.B) {
 		require.NoError(b, out.Close())
 		require.NoError(b, stream.Close())
 		require.NoError(b, transcript.Close())
+		switch {
+		case layout == nil:
+			layout = layoutOf(b, dir)
+		case i%2 == 1:
+			floor += recreate(b, floorDir, layout)
+		}
 	}
 	b.StopTimer()
-	perTurn := float64(cpuTime()-cpu0) / float64(b.N) / 20
+	// The floor's CPU is counted in cpuTime too: it is taken out of the session's. It
+	// ran in b.N-1 iterations.
+	perTurn := float64(cpuTime()-cpu0-floor) / float64(b.N) / 20
 	b.ReportMetric(perTurn/1e3, "cpu-µs/turn")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/20/1e3, "wall-µs/turn")
+	if b.N > 1 {
+		perTurnFloor := float64(floor) / float64(b.N-1) / 20
+		b.ReportMetric(perTurnFloor/1e3, "disk-floor-cpu-µs/turn")
+		b.ReportMetric((perTurn-perTurnFloor)/1e3, "above-floor-cpu-µs/turn")
+	}
+}
+
+// entry is a folder or a file (with its size) that a session left, by its path in the
+// session's folder.
+type entry struct {
+	rel  string
+	dir  bool
+	size int64
+}
+
+// layoutOf lists the folders and files under dir, parents first.
+func layoutOf(tb testing.TB, dir string) []entry {
+	var out []entry
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, entry{rel: rel, dir: d.IsDir(), size: info.Size()})
+		return nil
+	})
+	require.NoError(tb, err)
+	return out
+}
+
+// recreate makes the folders and files of layout under dir, each file in one write of
+// its size: what the file system charges any program that leaves what a session
+// leaves, without agentrun (the disk's floor of the session's CPU). It runs on one
+// locked thread and returns that thread's CPU time, the kernel's included.
+func recreate(tb testing.TB, dir string, layout []entry) time.Duration {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := threadCPU(tb)
+	for _, e := range layout {
+		path := filepath.Join(dir, e.rel)
+		if e.dir {
+			require.NoError(tb, os.Mkdir(path, 0o755))
+			continue
+		}
+		require.NoError(tb, os.WriteFile(path, make([]byte, e.size), 0o644))
+	}
+	return threadCPU(tb) - start
 }

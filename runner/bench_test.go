@@ -145,6 +145,9 @@ jobs:
 	b.ReportMetric(float64(bytes)/perSession, "B/session")
 	b.ReportMetric(float64(cpu.Microseconds())/perSession/1000, "cpu-ms/session")
 	b.ReportMetric(float64(workers.Microseconds())/perSession/1000, "worker-cpu-ms/session")
+	// No run can end before its CPU time, spread over every core, has passed: the wall /
+	// ideal of a run that did nothing but wait and compute.
+	b.ReportMetric(max(1, float64(cpu+workers)/n/float64(runtime.NumCPU())/float64(ideal)), "cpu-floor-wall/ideal")
 }
 
 // heapObjects is the heap memory in live and not yet swept objects.
