@@ -1,3 +1,5 @@
+//go:build linux && (amd64 || arm64)
+
 package sandbox
 
 import (
@@ -7,8 +9,6 @@ import (
 	"syscall"
 	"unsafe"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
-	"github.com/elastic/go-seccomp-bpf/arch"
 	"golang.org/x/sys/cpu"
 	"golang.org/x/sys/unix"
 )
@@ -20,13 +20,13 @@ const newNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEW
 // denial is one system call the filter refuses, and why.
 type denial struct {
 	name  string
-	errno syscall.Errno
+	nr    uint32
+	errno syscall.Errno // EPERM when 0
 	// flags, when not 0, refuses the call only when its first argument has one of
-	// these bits set (clone's flags are arg0 on amd64 and arm64 alike).
-	flags uint64
-	// x86 marks calls that exist only on amd64.
-	x86 bool
-	why string
+	// these bits set (clone's flags are arg0 on amd64 and arm64 alike; every CLONE_NEW*
+	// bit is in its low 32).
+	flags uint32
+	why   string
 }
 
 // denyList is every system call ApplySeccomp refuses; everything else is allowed. Each
@@ -34,196 +34,172 @@ type denial struct {
 // memory a filter cannot read: it fails with ENOSYS, so glibc (2.34+) falls back to
 // clone, whose flags the filter can read. (Go's os/exec uses clone unless
 // SysProcAttr.UseCgroupFD or CLONE_NEWTIME is asked for; those fail after the filter.)
-var denyList = []denial{
-	{name: "ptrace", why: "reads and writes other processes' memory and registers"},
-	{name: "process_vm_readv", why: "reads another process's memory"},
-	{name: "process_vm_writev", why: "writes another process's memory"},
-	{name: "mount", why: "changes the mount table"},
-	{name: "umount2", why: "removes mounts, e.g. the ones hiding the host"},
-	{name: "pivot_root", why: "changes the root"},
-	{name: "chroot", why: "changes the root"},
-	{name: "mount_setattr", why: "new mount API: changes mount flags"},
-	{name: "move_mount", why: "new mount API: attaches mounts"},
-	{name: "open_tree", why: "new mount API: clones mount trees"},
-	{name: "fsopen", why: "new mount API: makes a file system"},
-	{name: "fsconfig", why: "new mount API: configures a file system"},
-	{name: "fsmount", why: "new mount API: mounts a file system"},
-	{name: "fspick", why: "new mount API: reconfigures a mount"},
-	{name: "unshare", why: "makes namespaces, the usual first step of a kernel exploit"},
-	{name: "setns", why: "enters other namespaces"},
-	{name: "clone", flags: newNamespaceFlags, why: "clone with any CLONE_NEW* flag makes namespaces"},
-	{name: "clone3", errno: unix.ENOSYS, why: "its flags are out of the filter's reach; ENOSYS makes libc fall back to clone"},
-	{name: "bpf", why: "loads eBPF programs and maps, a large attack surface"},
-	{name: "perf_event_open", why: "profiling interface, a large attack surface and a side channel"},
-	{name: "userfaultfd", why: "stalls kernel page faults, a staple of exploits"},
-	{name: "keyctl", why: "the kernel keyring is not namespaced"},
-	{name: "add_key", why: "the kernel keyring is not namespaced"},
-	{name: "request_key", why: "the kernel keyring is not namespaced"},
-	{name: "kexec_load", why: "replaces the running kernel"},
-	{name: "kexec_file_load", why: "replaces the running kernel"},
-	{name: "init_module", why: "loads kernel modules"},
-	{name: "finit_module", why: "loads kernel modules"},
-	{name: "delete_module", why: "unloads kernel modules"},
-	{name: "open_by_handle_at", why: "opens files by handle, escaping a changed root"},
-	{name: "name_to_handle_at", why: "makes file handles for open_by_handle_at"},
-	{name: "swapon", why: "changes the machine's swap"},
-	{name: "swapoff", why: "changes the machine's swap"},
-	{name: "reboot", why: "reboots the machine"},
-	{name: "acct", why: "switches process accounting"},
-	{name: "quotactl", why: "changes disk quotas"},
-	{name: "lookup_dcookie", why: "reads paths of other processes' files"},
-	{name: "fanotify_init", why: "watches the whole file system"},
-	{name: "iopl", x86: true, why: "raises I/O privilege level"},
-	{name: "ioperm", x86: true, why: "opens I/O ports"},
-}
+// archDenials adds the calls of one architecture (amd64's I/O port calls).
+var denyList = append([]denial{
+	{name: "ptrace", nr: unix.SYS_PTRACE, why: "reads and writes other processes' memory and registers"},
+	{name: "process_vm_readv", nr: unix.SYS_PROCESS_VM_READV, why: "reads another process's memory"},
+	{name: "process_vm_writev", nr: unix.SYS_PROCESS_VM_WRITEV, why: "writes another process's memory"},
+	{name: "mount", nr: unix.SYS_MOUNT, why: "changes the mount table"},
+	{name: "umount2", nr: unix.SYS_UMOUNT2, why: "removes mounts, e.g. the ones hiding the host"},
+	{name: "pivot_root", nr: unix.SYS_PIVOT_ROOT, why: "changes the root"},
+	{name: "chroot", nr: unix.SYS_CHROOT, why: "changes the root"},
+	{name: "mount_setattr", nr: unix.SYS_MOUNT_SETATTR, why: "new mount API: changes mount flags"},
+	{name: "move_mount", nr: unix.SYS_MOVE_MOUNT, why: "new mount API: attaches mounts"},
+	{name: "open_tree", nr: unix.SYS_OPEN_TREE, why: "new mount API: clones mount trees"},
+	{name: "fsopen", nr: unix.SYS_FSOPEN, why: "new mount API: makes a file system"},
+	{name: "fsconfig", nr: unix.SYS_FSCONFIG, why: "new mount API: configures a file system"},
+	{name: "fsmount", nr: unix.SYS_FSMOUNT, why: "new mount API: mounts a file system"},
+	{name: "fspick", nr: unix.SYS_FSPICK, why: "new mount API: reconfigures a mount"},
+	{name: "unshare", nr: unix.SYS_UNSHARE, why: "makes namespaces, the usual first step of a kernel exploit"},
+	{name: "setns", nr: unix.SYS_SETNS, why: "enters other namespaces"},
+	{name: "clone", nr: unix.SYS_CLONE, flags: newNamespaceFlags, why: "clone with any CLONE_NEW* flag makes namespaces"},
+	{name: "clone3", nr: unix.SYS_CLONE3, errno: unix.ENOSYS, why: "its flags are out of the filter's reach; ENOSYS makes libc fall back to clone"},
+	{name: "bpf", nr: unix.SYS_BPF, why: "loads eBPF programs and maps, a large attack surface"},
+	{name: "perf_event_open", nr: unix.SYS_PERF_EVENT_OPEN, why: "profiling interface, a large attack surface and a side channel"},
+	{name: "userfaultfd", nr: unix.SYS_USERFAULTFD, why: "stalls kernel page faults, a staple of exploits"},
+	{name: "keyctl", nr: unix.SYS_KEYCTL, why: "the kernel keyring is not namespaced"},
+	{name: "add_key", nr: unix.SYS_ADD_KEY, why: "the kernel keyring is not namespaced"},
+	{name: "request_key", nr: unix.SYS_REQUEST_KEY, why: "the kernel keyring is not namespaced"},
+	{name: "kexec_load", nr: unix.SYS_KEXEC_LOAD, why: "replaces the running kernel"},
+	{name: "kexec_file_load", nr: unix.SYS_KEXEC_FILE_LOAD, why: "replaces the running kernel"},
+	{name: "init_module", nr: unix.SYS_INIT_MODULE, why: "loads kernel modules"},
+	{name: "finit_module", nr: unix.SYS_FINIT_MODULE, why: "loads kernel modules"},
+	{name: "delete_module", nr: unix.SYS_DELETE_MODULE, why: "unloads kernel modules"},
+	{name: "open_by_handle_at", nr: unix.SYS_OPEN_BY_HANDLE_AT, why: "opens files by handle, escaping a changed root"},
+	{name: "name_to_handle_at", nr: unix.SYS_NAME_TO_HANDLE_AT, why: "makes file handles for open_by_handle_at"},
+	{name: "swapon", nr: unix.SYS_SWAPON, why: "changes the machine's swap"},
+	{name: "swapoff", nr: unix.SYS_SWAPOFF, why: "changes the machine's swap"},
+	{name: "reboot", nr: unix.SYS_REBOOT, why: "reboots the machine"},
+	{name: "acct", nr: unix.SYS_ACCT, why: "switches process accounting"},
+	{name: "quotactl", nr: unix.SYS_QUOTACTL, why: "changes disk quotas"},
+	{name: "lookup_dcookie", nr: unix.SYS_LOOKUP_DCOOKIE, why: "reads paths of other processes' files"},
+	{name: "fanotify_init", nr: unix.SYS_FANOTIFY_INIT, why: "watches the whole file system"},
+}, archDenials...)
 
-// deniedIoctls are the ioctl requests the second filter refuses with EPERM: both push
-// input into a terminal that is not the caller's own, so a tool could type commands
-// into the shell that started agentrun.
+// deniedIoctls are the ioctl requests the filter refuses with EPERM: both push input
+// into a terminal that is not the caller's own, so a tool could type commands into the
+// shell that started agentrun.
 var deniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 
-// policy builds the go-seccomp-bpf policy from denyList for the running architecture,
-// refusing socket(2) for the address families in denySockets as well.
-func policy(info *arch.Info, denySockets []int) (seccomp.Policy, error) {
-	groups := map[syscall.Errno]*seccomp.SyscallGroup{}
-	var order []syscall.Errno
-	for _, d := range denyList {
-		if _, ok := info.SyscallNames[d.name]; !ok {
-			if d.x86 && info.ID != arch.X86_64.ID {
-				continue
-			}
-			return seccomp.Policy{}, fmt.Errorf("no system call %s on %s", d.name, info.Name)
-		}
-		errno := d.errno
-		if errno == 0 {
-			errno = unix.EPERM
-		}
-		g := groups[errno]
-		if g == nil {
-			g = &seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(errno)}
-			groups[errno] = g
-			order = append(order, errno)
-		}
-		if d.flags == 0 {
-			g.Names = append(g.Names, d.name)
-			continue
-		}
-		g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{
-			Name:       d.name,
-			Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.BitsSet, Value: d.flags}},
-		})
-	}
-	if len(denySockets) > 0 {
-		g := groups[unix.EPERM]
-		if g == nil {
-			g = &seccomp.SyscallGroup{Action: seccomp.ActionErrno | seccomp.Action(unix.EPERM)}
-			groups[unix.EPERM] = g
-			order = append(order, unix.EPERM)
-		}
-		for _, family := range denySockets {
-			g.NamesWithCondtions = append(g.NamesWithCondtions, seccomp.NameWithConditions{
-				Name:       "socket",
-				Conditions: seccomp.ArgumentConditions{{Argument: 0, Operation: seccomp.Equal, Value: uint64(family)}},
-			})
-		}
-	}
-	p := seccomp.Policy{DefaultAction: seccomp.ActionAllow}
-	for _, e := range order {
-		p.Syscalls = append(p.Syscalls, *groups[e])
-	}
-	return p, nil
-}
-
-// ApplySeccomp sets no_new_privs and installs the seccomp filters on every thread of
-// the process (SECCOMP_FILTER_FLAG_TSYNC); threads made later inherit them, and so do
-// all children. It is irreversible. There are two filters, stacked (the kernel takes
-// the strictest answer):
-//
-//   - denyList, assembled by go-seccomp-bpf;
-//   - a small hand-written one that refuses the ioctls in deniedIoctls comparing only
-//     the low 32 bits of the request (the kernel truncates it to an int, so a 64-bit
-//     compare is bypassed by setting high bits), and answers ENOSYS to every system
-//     call made under a foreign ABI (i386 on amd64, arm32 on arm64), whose numbers the
-//     first filter would otherwise let through unchecked.
-//
-// denySockets are address families (unix.AF_UNIX, unix.AF_INET, ...) whose sockets
-// socket(2) refuses with EPERM; socketpair(2) stays allowed.
+// ApplySeccomp sets no_new_privs and installs the seccomp filter on every thread of the
+// process (SECCOMP_FILTER_FLAG_TSYNC); threads made later inherit it, and so do all
+// children. It is irreversible. The filter (filterProgram) refuses the calls of
+// denyList, the ioctls of deniedIoctls and socket(2) for the address families in
+// denySockets (unix.AF_UNIX, unix.AF_INET, ...; socketpair(2) stays allowed), and
+// answers ENOSYS to every call made under a foreign ABI (i386 or x32 on amd64, arm32 on
+// arm64), whose numbers would otherwise name other calls.
 func ApplySeccomp(denySockets ...int) error { return applySeccomp(true, denySockets) }
 
-// ApplySeccompThread installs the same filters on the calling thread alone, which must
+// ApplySeccompThread installs the same filter on the calling thread alone, which must
 // be locked to its goroutine for good and have no_new_privs set: what it starts
-// inherits them.
+// inherits it.
 func ApplySeccompThread(denySockets ...int) error { return applySeccomp(false, denySockets) }
 
 func applySeccomp(tsync bool, denySockets []int) error {
-	if runtime.GOARCH != "amd64" && runtime.GOARCH != "arm64" {
-		return fmt.Errorf("seccomp: unsupported architecture %s", runtime.GOARCH)
-	}
-	info, err := arch.GetInfo("")
-	if err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	p, err := policy(info, denySockets)
-	if err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	var flags seccomp.FilterFlag
-	var rawFlags uintptr
+	var flags uintptr
 	if tsync {
 		if err := SetNoNewPrivs(); err != nil {
 			return fmt.Errorf("seccomp: %w", err)
 		}
-		// LoadFilter's own no_new_privs is per thread; keep it and seccomp on one thread.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		flags = seccomp.FilterFlagTSync | seccomp.FilterFlag(unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH)
-		rawFlags = unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+		// ESRCH rather than a thread id when a thread cannot be synchronised.
+		flags = unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 	}
-	if err := seccomp.LoadFilter(seccomp.Filter{NoNewPrivs: true, Flag: flags, Policy: p}); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
-	}
-	if err := loadFilter(ioctlAndABIFilter(uint32(info.ID), deniedIoctls), rawFlags); err != nil {
+	if err := loadFilter(filterProgram(denySockets), flags); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
 }
 
-// ioctlAndABIFilter builds the second filter; see ApplySeccomp.
-func ioctlAndABIFilter(nativeArch uint32, ioctls []uint32) []unix.SockFilter {
-	const (
-		nrOff   = 0
-		archOff = 4
-		argsOff = 16
-	)
-	arg1Lo := uint32(argsOff + 8)
+// The offsets of struct seccomp_data's fields, which the filter reads 32 bits at a
+// time: the system call's number, its ABI, and the low half of each argument (the
+// kernel reads every argument the filter checks as an int, so the high half must not
+// change the answer: a 64-bit compare would let a caller hide AF_UNIX or TIOCSTI
+// behind a high bit).
+const (
+	offNr   = 0
+	offArch = 4
+	offArgs = 16
+)
+
+// argLow is the offset of the low 32 bits of argument i.
+func argLow(i uint32) uint32 {
+	off := offArgs + 8*i
 	if cpu.IsBigEndian {
-		arg1Lo += 4
+		off += 4
 	}
-	ld := func(off uint32) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
-	}
-	jeq := func(k uint32, jt, jf uint8) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jt: jt, Jf: jf}
-	}
-	ret := func(k uint32) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k}
-	}
-	n := uint8(len(ioctls))
-	prog := []unix.SockFilter{
-		ld(archOff),
-		jeq(nativeArch, 1, 0),
-		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)),
-		ld(nrOff),
-		jeq(uint32(unix.SYS_IOCTL), 0, n+1), // not ioctl: allow
-		ld(arg1Lo),
-	}
-	for i, req := range ioctls {
-		prog = append(prog, jeq(req, n-uint8(i), 0)) // match: jump over the rest and allow
-	}
-	return append(prog, ret(unix.SECCOMP_RET_ALLOW), ret(unix.SECCOMP_RET_ERRNO|uint32(unix.EPERM)))
+	return off
 }
 
-// loadFilter installs a raw filter: on every thread with the TSYNC flags, else on the
+func ld(off uint32) unix.SockFilter {
+	return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
+}
+
+func jump(op uint16, k uint32, jt, jf uint8) unix.SockFilter {
+	return unix.SockFilter{Code: unix.BPF_JMP | op | unix.BPF_K, K: k, Jt: jt, Jf: jf}
+}
+
+func ret(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
+
+func retErrno(e syscall.Errno) unix.SockFilter {
+	return ret(unix.SECCOMP_RET_ERRNO | uint32(e)&unix.SECCOMP_RET_DATA)
+}
+
+// onCall is a block of the filter for the system call nr: when the number loaded is
+// nr, body runs (it loads what it checks and ends in a return); otherwise the filter
+// goes on after it.
+func onCall(nr uint32, body ...unix.SockFilter) []unix.SockFilter {
+	return append([]unix.SockFilter{jump(unix.BPF_JEQ, nr, 0, uint8(len(body)))}, body...)
+}
+
+// denyValues is a body that refuses the call with EPERM when the low 32 bits of
+// argument arg are one of values, and allows it otherwise.
+func denyValues(arg uint32, values []uint32) []unix.SockFilter {
+	body := []unix.SockFilter{ld(argLow(arg))}
+	n := uint8(len(values))
+	for i, v := range values {
+		body = append(body, jump(unix.BPF_JEQ, v, n-uint8(i), 0)) // a match jumps to EPERM
+	}
+	return append(body, ret(unix.SECCOMP_RET_ALLOW), retErrno(unix.EPERM))
+}
+
+// filterProgram is the classic BPF program of ApplySeccomp.
+func filterProgram(denySockets []int) []unix.SockFilter {
+	prog := []unix.SockFilter{
+		ld(offArch),
+		jump(unix.BPF_JEQ, auditArch, 1, 0),
+		retErrno(unix.ENOSYS),
+		ld(offNr),
+	}
+	if foreignNrBit != 0 { // x32 shares amd64's arch value and marks its numbers instead
+		prog = append(prog, jump(unix.BPF_JGE, foreignNrBit, 0, 1), retErrno(unix.ENOSYS))
+	}
+	prog = append(prog, onCall(unix.SYS_IOCTL, denyValues(1, deniedIoctls)...)...)
+	if len(denySockets) > 0 {
+		families := make([]uint32, len(denySockets))
+		for i, f := range denySockets {
+			families[i] = uint32(f)
+		}
+		prog = append(prog, onCall(unix.SYS_SOCKET, denyValues(0, families)...)...)
+	}
+	for _, d := range denyList {
+		errno := d.errno
+		if errno == 0 {
+			errno = unix.EPERM
+		}
+		if d.flags == 0 {
+			prog = append(prog, onCall(d.nr, retErrno(errno))...)
+			continue
+		}
+		prog = append(prog, onCall(d.nr,
+			ld(argLow(0)),
+			jump(unix.BPF_JSET, d.flags, 1, 0),
+			ret(unix.SECCOMP_RET_ALLOW),
+			retErrno(errno))...)
+	}
+	return append(prog, ret(unix.SECCOMP_RET_ALLOW))
+}
+
+// loadFilter installs a filter: on every thread with the TSYNC flags, else on the
 // calling thread.
 func loadFilter(insts []unix.SockFilter, flags uintptr) error {
 	prog := unix.SockFprog{Len: uint16(len(insts)), Filter: &insts[0]}
@@ -241,11 +217,9 @@ func loadFilter(insts []unix.SockFilter, flags uintptr) error {
 // DeniedSyscalls lists the system calls ApplySeccomp refuses on this architecture, for
 // logs and `agentrun sandbox check`.
 func DeniedSyscalls() []string {
-	var names []string
+	names := make([]string, 0, len(denyList))
 	for _, d := range denyList {
-		if !d.x86 || runtime.GOARCH == "amd64" {
-			names = append(names, d.name)
-		}
+		names = append(names, d.name)
 	}
 	return slices.Clip(names)
 }

@@ -97,8 +97,8 @@ var mcpLibs = append([]string{"github.com/modelcontextprotocol/go-sdk", "github.
 	"golang.org/x/net", "golang.org/x/oauth2", "golang.org/x/sync", "golang.org/x/time"}, kernelLibs...)
 
 // kernelLibs are the modules the sandbox confines workers with.
-var kernelLibs = []string{"golang.org/x/sys", "golang.org/x/net/bpf", "github.com/landlock-lsm/go-landlock",
-	"github.com/elastic/go-seccomp-bpf", "kernel.org/pub/linux/libs/security/libcap/psx"}
+var kernelLibs = []string{"golang.org/x/sys", "github.com/landlock-lsm/go-landlock",
+	"kernel.org/pub/linux/libs/security/libcap/psx"}
 
 type listedPackage struct {
 	ImportPath string

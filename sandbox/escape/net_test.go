@@ -150,6 +150,29 @@ const pythonUnix = `python3 -c "
 import socket; s = socket.socket(socket.AF_UNIX); s.settimeout(5)
 s.connect('%s'); s.sendall(b'GET / HTTP/1.0\r\n\r\n'); print(s.recv(100))"`
 
+// pythonUnixHighBits makes its unix socket with socket(2) called directly, the family
+// with a bit set above its low 32, which the kernel drops (it reads an int): a filter
+// that compares all 64 bits lets it through.
+const pythonUnixHighBits = `python3 -c "
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {'x86_64': 41, 'aarch64': 198}[os.uname().machine]
+L = ctypes.c_long
+fd = libc.syscall(L(nr), L((1 << 32) | socket.AF_UNIX), L(socket.SOCK_STREAM), L(0))
+if fd < 0: raise SystemExit('socket: ' + os.strerror(ctypes.get_errno()))
+s = socket.socket(fileno=fd); s.settimeout(5)
+s.connect('%s'); s.sendall(b'GET / HTTP/1.0\r\n\r\n'); print(s.recv(100))"`
+
+// pythonUDPHighBits sends a datagram from a socket made as pythonUnixHighBits makes its.
+const pythonUDPHighBits = `python3 -c "
+import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+nr = {'x86_64': 41, 'aarch64': 198}[os.uname().machine]
+L = ctypes.c_long
+fd = libc.syscall(L(nr), L((1 << 32) | socket.AF_INET), L(socket.SOCK_DGRAM), L(0))
+if fd < 0: raise SystemExit('socket: ' + os.strerror(ctypes.get_errno()))
+socket.socket(fileno=fd).sendto(b'data', ('127.0.0.1', {UPORT}))"`
+
 func TestNetworkClosed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("tries every way out to the network at each level (not with -short)")
@@ -180,6 +203,8 @@ func TestNetworkClosed(t *testing.T) {
 			{name: "unix socket in no scope", needs: "python3", cmd: fmt.Sprintf(pythonUnix, hostSock), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
 			{name: "unix socket in external scope", needs: "python3", cmd: fmt.Sprintf(pythonUnix, extSock), effect: unreached(external), strict: true, landlock: true, off: true},
 			{name: "abstract unix socket", needs: "python3", cmd: fmt.Sprintf(pythonUnix, "\\0"+abstract[1:]), effect: unreached(abs), strict: true, landlock: true, off: true},
+			{name: "udp datagram, family in high bits", needs: "python3", cmd: pythonUDPHighBits, effect: udpUnreached(udp), strict: true, landlock: true, off: true},
+			{name: "unix socket, family in high bits", needs: "python3", cmd: fmt.Sprintf(pythonUnixHighBits, hostSock), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
 		}
 		runTable(t, fx, table)
 	})
