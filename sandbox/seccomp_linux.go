@@ -74,6 +74,9 @@ var denyList = append([]denial{
 	{name: "quotactl", nr: unix.SYS_QUOTACTL, why: "changes disk quotas"},
 	{name: "lookup_dcookie", nr: unix.SYS_LOOKUP_DCOOKIE, why: "reads paths of other processes' files"},
 	{name: "fanotify_init", nr: unix.SYS_FANOTIFY_INIT, why: "watches the whole file system"},
+	{name: "io_uring_setup", nr: unix.SYS_IO_URING_SETUP, why: "its operations (socket, connect, open) run past every seccomp rule, and it is a large attack surface"},
+	{name: "io_uring_enter", nr: unix.SYS_IO_URING_ENTER, why: "submits io_uring operations"},
+	{name: "io_uring_register", nr: unix.SYS_IO_URING_REGISTER, why: "configures io_uring rings"},
 }, archDenials...)
 
 // deniedIoctls are the ioctl requests the filter refuses with EPERM: both push input

@@ -53,6 +53,7 @@ func socketsChild() int {
 	}
 	raw("unix-high-bits", 1<<32|unix.AF_UNIX)
 	raw("inet6-high-bits", 1<<63|unix.AF_INET6)
+	report("io_uring-unix", ioUringSocket(unix.AF_UNIX))
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		report("socketpair", err)
@@ -65,11 +66,12 @@ func socketsChild() int {
 }
 
 // TestSeccompSocketFamilies checks that the families given to ApplySeccomp get no
-// socket, on the real kernel, whatever the bits above the family's 32, while others
-// and socketpair still work.
+// socket, on the real kernel, whatever the bits above the family's 32 and through
+// io_uring too (whose rings the filter refuses), while others and socketpair still work.
 func TestSeccompSocketFamilies(t *testing.T) {
 	got := runChild(t, "seccomp-sockets")
 	require.Equal(t, "ok", got["apply"])
 	assert.Equal(t, map[string]string{"apply": "ok", "unix-stream": "EPERM", "unix-dgram": "EPERM", "inet6": "EPERM",
-		"inet": "ok", "socketpair": "ok", "unix-high-bits": "EPERM", "inet6-high-bits": "EPERM"}, got)
+		"inet": "ok", "socketpair": "ok", "unix-high-bits": "EPERM", "inet6-high-bits": "EPERM",
+		"io_uring-unix": "setup EPERM"}, got)
 }
