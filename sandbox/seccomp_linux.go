@@ -218,11 +218,15 @@ func loadFilter(insts []unix.SockFilter, flags uintptr) error {
 }
 
 // DeniedSyscalls lists the system calls ApplySeccomp refuses on this architecture, for
-// logs and `agentrun sandbox check`.
+// logs and `agentrun sandbox check`; a call refused only with some flags says which.
 func DeniedSyscalls() []string {
 	names := make([]string, 0, len(denyList))
 	for _, d := range denyList {
-		names = append(names, d.name)
+		name := d.name
+		if d.flags == newNamespaceFlags {
+			name += " (CLONE_NEW* flags)"
+		}
+		names = append(names, name)
 	}
 	return slices.Clip(names)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -22,6 +23,10 @@ func TestSandboxCheck(t *testing.T) {
 		assert.Contains(t, o.stdout, want)
 	}
 	assert.Contains(t, o.stdout, "best level: "+string(sandbox.Probe().Best()))
+	if runtime.GOOS == "linux" {
+		assert.Contains(t, o.stdout, "seccomp refuses: ptrace,", "the filter's calls are listed")
+		assert.Contains(t, o.stdout, "io_uring_setup")
+	}
 	bad := agentrun(t, invocation{args: []string{"sandbox", "wat"}})
 	assert.Equal(t, 2, bad.code)
 }
