@@ -87,18 +87,20 @@ var deniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 // ApplySeccomp sets no_new_privs and installs the seccomp filter on every thread of the
 // process (SECCOMP_FILTER_FLAG_TSYNC); threads made later inherit it, and so do all
 // children. It is irreversible. The filter (filterProgram) refuses the calls of
-// denyList, the ioctls of deniedIoctls and socket(2) for the address families in
-// denySockets (unix.AF_UNIX, unix.AF_INET, ...; socketpair(2) stays allowed), and
-// answers ENOSYS to every call made under a foreign ABI (i386 or x32 on amd64, arm32 on
-// arm64), whose numbers would otherwise name other calls.
-func ApplySeccomp(denySockets ...int) error { return applySeccomp(true, denySockets) }
+// denyList, the ioctls of deniedIoctls and socket(2) for every address family but those
+// in allowSockets (unix.AF_INET, unix.AF_NETLINK, ...; socketpair(2) stays allowed: its
+// sockets reach nothing outside), and answers ENOSYS to every call made under a foreign
+// ABI (i386 or x32 on amd64, arm32 on arm64), whose numbers would otherwise name other
+// calls. Families are allowed, not denied, because a family a list forgets is a way out:
+// vsock, which no network namespace confines, reaches a VM's host.
+func ApplySeccomp(allowSockets ...int) error { return applySeccomp(true, allowSockets) }
 
 // ApplySeccompThread installs the same filter on the calling thread alone, which must
 // be locked to its goroutine for good and have no_new_privs set: what it starts
 // inherits it.
-func ApplySeccompThread(denySockets ...int) error { return applySeccomp(false, denySockets) }
+func ApplySeccompThread(allowSockets ...int) error { return applySeccomp(false, allowSockets) }
 
-func applySeccomp(tsync bool, denySockets []int) error {
+func applySeccomp(tsync bool, allowSockets []int) error {
 	var flags uintptr
 	if tsync {
 		if err := SetNoNewPrivs(); err != nil {
@@ -107,7 +109,7 @@ func applySeccomp(tsync bool, denySockets []int) error {
 		// ESRCH rather than a thread id when a thread cannot be synchronised.
 		flags = unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 	}
-	if err := loadFilter(filterProgram(denySockets), flags); err != nil {
+	if err := loadFilter(filterProgram(allowSockets), flags); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
@@ -154,19 +156,19 @@ func onCall(nr uint32, body ...unix.SockFilter) []unix.SockFilter {
 	return append([]unix.SockFilter{jump(unix.BPF_JEQ, nr, 0, uint8(len(body)))}, body...)
 }
 
-// denyValues is a body that refuses the call with EPERM when the low 32 bits of
-// argument arg are one of values, and allows it otherwise.
-func denyValues(arg uint32, values []uint32) []unix.SockFilter {
+// onValues is a body that returns match when the low 32 bits of argument arg are one
+// of values, and otherwise when they are none.
+func onValues(arg uint32, values []uint32, match, otherwise unix.SockFilter) []unix.SockFilter {
 	body := []unix.SockFilter{ld(argLow(arg))}
 	n := uint8(len(values))
 	for i, v := range values {
-		body = append(body, jump(unix.BPF_JEQ, v, n-uint8(i), 0)) // a match jumps to EPERM
+		body = append(body, jump(unix.BPF_JEQ, v, n-uint8(i), 0)) // a match jumps to the last
 	}
-	return append(body, ret(unix.SECCOMP_RET_ALLOW), retErrno(unix.EPERM))
+	return append(body, otherwise, match)
 }
 
 // filterProgram is the classic BPF program of ApplySeccomp.
-func filterProgram(denySockets []int) []unix.SockFilter {
+func filterProgram(allowSockets []int) []unix.SockFilter {
 	prog := []unix.SockFilter{
 		ld(offArch),
 		jump(unix.BPF_JEQ, auditArch, 1, 0),
@@ -176,14 +178,13 @@ func filterProgram(denySockets []int) []unix.SockFilter {
 	if foreignNrBit != 0 { // x32 shares amd64's arch value and marks its numbers instead
 		prog = append(prog, jump(unix.BPF_JGE, foreignNrBit, 0, 1), retErrno(unix.ENOSYS))
 	}
-	prog = append(prog, onCall(unix.SYS_IOCTL, denyValues(1, deniedIoctls)...)...)
-	if len(denySockets) > 0 {
-		families := make([]uint32, len(denySockets))
-		for i, f := range denySockets {
-			families[i] = uint32(f)
-		}
-		prog = append(prog, onCall(unix.SYS_SOCKET, denyValues(0, families)...)...)
+	allow, eperm := ret(unix.SECCOMP_RET_ALLOW), retErrno(unix.EPERM)
+	prog = append(prog, onCall(unix.SYS_IOCTL, onValues(1, deniedIoctls, eperm, allow)...)...)
+	families := make([]uint32, len(allowSockets))
+	for i, f := range allowSockets {
+		families[i] = uint32(f)
 	}
+	prog = append(prog, onCall(unix.SYS_SOCKET, onValues(0, families, allow, eperm)...)...)
 	for _, d := range denyList {
 		errno := d.errno
 		if errno == 0 {

@@ -61,23 +61,26 @@ func confineThread(cfg Config) (Ready, error) {
 	}
 	r.LandlockABI = abi
 	r.Layers = append(r.Layers, sandbox.LayerLandlock)
-	if err := sandbox.ApplySeccompThread(deniedSockets(cfg)...); err != nil {
+	if err := sandbox.ApplySeccompThread(allowedSockets(cfg)...); err != nil {
 		return r, err
 	}
 	r.Layers = append(r.Layers, sandbox.LayerSeccomp)
 	return r, nil
 }
 
-// deniedSockets are the address families tools get no socket of. No unix socket ever:
-// a read-only bind does not stop connect(2) on a host daemon's socket file, and
-// Landlock before ABI 9 has no right for it. At level landlock without network, no
-// inet socket either: Landlock closes TCP, and this closes UDP and the rest.
-func deniedSockets(cfg Config) []int {
-	deny := []int{unix.AF_UNIX}
+// allowedSockets are the address families tools get sockets of: netlink (the C
+// library asks the kernel for the interfaces with it), and IPv4 and IPv6 unless level
+// landlock has no network (then Landlock closes TCP and this closes UDP and the rest).
+// No unix socket ever: a read-only bind does not stop connect(2) on a host daemon's
+// socket file, and Landlock before ABI 9 has no right for it. Nor any other family:
+// vsock, which no network namespace confines, reaches a VM's host, and the rest are
+// attack surface no tool needs.
+func allowedSockets(cfg Config) []int {
+	allow := []int{unix.AF_NETLINK}
 	if cfg.Spec.Level == sandbox.LevelLandlock && cfg.ProxyPort == 0 {
-		deny = append(deny, unix.AF_INET, unix.AF_INET6)
+		return allow
 	}
-	return deny
+	return append(allow, unix.AF_INET, unix.AF_INET6)
 }
 
 // proxyEnvOf is the tools' environment additions for the network proxy: at level

@@ -3,7 +3,9 @@ package escape_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sandbox/netproxy"
@@ -173,6 +176,42 @@ fd = libc.syscall(L(nr), L((1 << 32) | socket.AF_INET), L(socket.SOCK_DGRAM), L(
 if fd < 0: raise SystemExit('socket: ' + os.strerror(ctypes.get_errno()))
 socket.socket(fileno=fd).sendto(b'data', ('127.0.0.1', {UPORT}))"`
 
+// pythonVsockBind binds a vsock port and keeps it in a child that outlives the call:
+// no network namespace confines vsock, whose ports are the machine's.
+const pythonVsockBind = `python3 -c "
+import os, socket, time
+s = socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)
+s.bind((socket.VMADDR_CID_ANY, {VPORT}))
+if os.fork() == 0: time.sleep(30)" > /dev/null 2>&1`
+
+// vsockUnbound: no socket of the attempt's may hold the vsock port, which the host then
+// binds itself.
+func vsockUnbound(port uint32) effect {
+	bind := func() error {
+		fd, err := unix.Socket(unix.AF_VSOCK, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = unix.Close(fd) }()
+		return unix.Bind(fd, &unix.SockaddrVM{CID: unix.VMADDR_CID_ANY, Port: port})
+	}
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		err := bind()
+		if errors.Is(err, unix.EAFNOSUPPORT) {
+			t.Skip("this machine has no vsock")
+		}
+		require.NoError(t, err, "the host cannot bind vsock port %d before the attempt", port)
+		return func(string) (bool, string) {
+			if err := bind(); errors.Is(err, unix.EADDRINUSE) {
+				return false, fmt.Sprintf("a tool's vsock socket holds port %d", port)
+			} else if err != nil {
+				t.Fatalf("bind vsock port %d: %v", port, err)
+			}
+			return true, ""
+		}
+	}
+}
+
 func TestNetworkClosed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("tries every way out to the network at each level (not with -short)")
@@ -190,7 +229,9 @@ func TestNetworkClosed(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = udp.Close() })
 		port := strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port)
-		fx.placeholders = append(fx.placeholders, "{PORT}", port, "{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port))
+		vport := 20000 + uint32(rand.IntN(40000))
+		fx.placeholders = append(fx.placeholders, "{PORT}", port, "{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port),
+			"{VPORT}", strconv.Itoa(int(vport)))
 		table := []attempt{
 			{name: "curl loopback", needs: "curl", cmd: "curl -sS --max-time 5 http://127.0.0.1:{PORT}/", effect: unreached(web), strict: true, landlock: true, off: true},
 			{name: "curl download", needs: "curl", cmd: "curl -sS --max-time 5 http://127.0.0.1:{PORT}/file -o {WS}/dl-{NAME}",
@@ -203,6 +244,7 @@ func TestNetworkClosed(t *testing.T) {
 			{name: "unix socket in no scope", needs: "python3", cmd: fmt.Sprintf(pythonUnix, hostSock), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
 			{name: "unix socket in external scope", needs: "python3", cmd: fmt.Sprintf(pythonUnix, extSock), effect: unreached(external), strict: true, landlock: true, off: true},
 			{name: "abstract unix socket", needs: "python3", cmd: fmt.Sprintf(pythonUnix, "\\0"+abstract[1:]), effect: unreached(abs), strict: true, landlock: true, off: true},
+			{name: "vsock socket", needs: "python3", cmd: pythonVsockBind, effect: vsockUnbound(vport), strict: true, landlock: true, off: true},
 			{name: "udp datagram, family in high bits", needs: "python3", cmd: pythonUDPHighBits, effect: udpUnreached(udp), strict: true, landlock: true, off: true},
 			{name: "unix socket, family in high bits", needs: "python3", cmd: fmt.Sprintf(pythonUnixHighBits, hostSock), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
 		}
