@@ -153,28 +153,21 @@ const pythonUnix = `python3 -c "
 import socket; s = socket.socket(socket.AF_UNIX); s.settimeout(5)
 s.connect('%s'); s.sendall(b'GET / HTTP/1.0\r\n\r\n'); print(s.recv(100))"`
 
-// pythonUnixHighBits makes its unix socket with socket(2) called directly, the family
-// with a bit set above its low 32, which the kernel drops (it reads an int): a filter
-// that compares all 64 bits lets it through.
-const pythonUnixHighBits = `python3 -c "
+// pythonHighBits makes a socket of family and type (Python's names) with socket(2)
+// called directly, the family with a bit set above its low 32, which the kernel drops
+// (it reads an int): a filter that compares all 64 bits lets it through. Then it runs
+// use, which has the socket as s.
+func pythonHighBits(family, typ, use string) string {
+	return `python3 -c "
 import ctypes, os, socket
 libc = ctypes.CDLL(None, use_errno=True)
 nr = {'x86_64': 41, 'aarch64': 198}[os.uname().machine]
 L = ctypes.c_long
-fd = libc.syscall(L(nr), L((1 << 32) | socket.AF_UNIX), L(socket.SOCK_STREAM), L(0))
+fd = libc.syscall(L(nr), L((1 << 32) | socket.` + family + `), L(socket.` + typ + `), L(0))
 if fd < 0: raise SystemExit('socket: ' + os.strerror(ctypes.get_errno()))
-s = socket.socket(fileno=fd); s.settimeout(5)
-s.connect('%s'); s.sendall(b'GET / HTTP/1.0\r\n\r\n'); print(s.recv(100))"`
-
-// pythonUDPHighBits sends a datagram from a socket made as pythonUnixHighBits makes its.
-const pythonUDPHighBits = `python3 -c "
-import ctypes, os, socket
-libc = ctypes.CDLL(None, use_errno=True)
-nr = {'x86_64': 41, 'aarch64': 198}[os.uname().machine]
-L = ctypes.c_long
-fd = libc.syscall(L(nr), L((1 << 32) | socket.AF_INET), L(socket.SOCK_DGRAM), L(0))
-if fd < 0: raise SystemExit('socket: ' + os.strerror(ctypes.get_errno()))
-socket.socket(fileno=fd).sendto(b'data', ('127.0.0.1', {UPORT}))"`
+s = socket.socket(fileno=fd)
+` + use + `"`
+}
 
 // pythonVsockBind binds a vsock port and keeps it in a child that outlives the call:
 // no network namespace confines vsock, whose ports are the machine's.
@@ -245,8 +238,9 @@ func TestNetworkClosed(t *testing.T) {
 			{name: "unix socket in external scope", needs: "python3", cmd: fmt.Sprintf(pythonUnix, extSock), effect: unreached(external), strict: true, landlock: true, off: true},
 			{name: "abstract unix socket", needs: "python3", cmd: fmt.Sprintf(pythonUnix, "\\0"+abstract[1:]), effect: unreached(abs), strict: true, landlock: true, off: true},
 			{name: "vsock socket", needs: "python3", cmd: pythonVsockBind, effect: vsockUnbound(vport), strict: true, landlock: true, off: true},
-			{name: "udp datagram, family in high bits", needs: "python3", cmd: pythonUDPHighBits, effect: udpUnreached(udp), strict: true, landlock: true, off: true},
-			{name: "unix socket, family in high bits", needs: "python3", cmd: fmt.Sprintf(pythonUnixHighBits, hostSock), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
+			{name: "udp datagram, family in high bits", needs: "python3", cmd: pythonHighBits("AF_INET", "SOCK_DGRAM", "s.sendto(b'data', ('127.0.0.1', {UPORT}))"), effect: udpUnreached(udp), strict: true, landlock: true, off: true},
+			{name: "unix socket, family in high bits", needs: "python3", cmd: pythonHighBits("AF_UNIX", "SOCK_STREAM",
+				"s.settimeout(5); s.connect('"+hostSock+"'); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print(s.recv(100))"), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
 		}
 		runTable(t, fx, table)
 	})
