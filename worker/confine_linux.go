@@ -18,7 +18,7 @@ import (
 // confineThread applies every layer of cfg's level to the calling thread of stage 1,
 // right before that thread starts stage 2, which inherits them all: the rlimits and
 // non-dumpability (of the whole process), no capabilities, no_new_privs, the Landlock
-// domain and the seccomp filters. Confining one thread and then exec'ing costs plain
+// domain and the seccomp filter. Confining one thread and then exec'ing costs plain
 // system calls, where confining a running Go process stops every one of its threads for
 // each step. It locks the calling goroutine to its thread for good; stage 1's other
 // threads (the network bridge) keep what they need. It returns the layers in force.
