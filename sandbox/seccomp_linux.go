@@ -5,7 +5,6 @@ package sandbox
 import (
 	"fmt"
 	"runtime"
-	"slices"
 	"syscall"
 	"unsafe"
 
@@ -21,7 +20,7 @@ const newNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUSER | unix.CLONE_NEW
 type denial struct {
 	name  string
 	nr    uint32
-	errno syscall.Errno // EPERM when 0
+	errno syscall.Errno // EPERM when 0 (refusal)
 	// flags, when not 0, refuses the call only when its first argument has one of
 	// these bits set (clone's flags are arg0 on amd64 and arm64 alike; every CLONE_NEW*
 	// bit is in its low 32).
@@ -78,6 +77,14 @@ var denyList = append([]denial{
 	{name: "io_uring_enter", nr: unix.SYS_IO_URING_ENTER, why: "submits io_uring operations"},
 	{name: "io_uring_register", nr: unix.SYS_IO_URING_REGISTER, why: "configures io_uring rings"},
 }, archDenials...)
+
+// refusal is the errno the filter answers d's call with.
+func (d denial) refusal() syscall.Errno {
+	if d.errno == 0 {
+		return unix.EPERM
+	}
+	return d.errno
+}
 
 // deniedIoctls are the ioctl requests the filter refuses with EPERM: both push input
 // into a terminal that is not the caller's own, so a tool could type commands into the
@@ -186,10 +193,7 @@ func filterProgram(allowSockets []int) []unix.SockFilter {
 	}
 	prog = append(prog, onCall(unix.SYS_SOCKET, onValues(0, families, allow, eperm)...)...)
 	for _, d := range denyList {
-		errno := d.errno
-		if errno == 0 {
-			errno = unix.EPERM
-		}
+		errno := d.refusal()
 		if d.flags == 0 {
 			prog = append(prog, onCall(d.nr, retErrno(errno))...)
 			continue
@@ -229,5 +233,5 @@ func DeniedSyscalls() []string {
 		}
 		names = append(names, name)
 	}
-	return slices.Clip(names)
+	return names
 }

@@ -25,7 +25,7 @@ func (a *App) cmdSandbox(_ context.Context, args []string) error {
 		return err
 	}
 	if denied := sandbox.DeniedSyscalls(); len(denied) > 0 {
-		if _, err := fmt.Fprintf(a.Stdout, "seccomp refuses: %s; and socket(AF_UNIX)\n", strings.Join(denied, ", ")); err != nil {
+		if _, err := fmt.Fprintf(a.Stdout, "seccomp refuses: %s\n", strings.Join(denied, ", ")); err != nil {
 			return fmt.Errorf("sandbox: %w", err)
 		}
 	}

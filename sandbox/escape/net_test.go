@@ -148,10 +148,12 @@ func hostUnix(t *testing.T, label, path string) *hostServer {
 	return serveHost(t, label, l, func() (net.Conn, error) { return net.Dial("unix", path) })
 }
 
+// unixRequest is Python that sends a request on the unix socket s to the path %s and
+// prints the reply.
+const unixRequest = `s.settimeout(5); s.connect('%s'); s.sendall(b'GET / HTTP/1.0\r\n\r\n'); print(s.recv(100))`
+
 // pythonUnix connects to a unix socket and prints the reply.
-const pythonUnix = `python3 -c "
-import socket; s = socket.socket(socket.AF_UNIX); s.settimeout(5)
-s.connect('%s'); s.sendall(b'GET / HTTP/1.0\r\n\r\n'); print(s.recv(100))"`
+const pythonUnix = `python3 -c "import socket; s = socket.socket(socket.AF_UNIX); ` + unixRequest + `"`
 
 // pythonHighBits makes a socket of family and type (Python's names) with socket(2)
 // called directly, the family with a bit set above its low 32, which the kernel drops
@@ -239,8 +241,7 @@ func TestNetworkClosed(t *testing.T) {
 			{name: "abstract unix socket", needs: "python3", cmd: fmt.Sprintf(pythonUnix, "\\0"+abstract[1:]), effect: unreached(abs), strict: true, landlock: true, off: true},
 			{name: "vsock socket", needs: "python3", cmd: pythonVsockBind, effect: vsockUnbound(vport), strict: true, landlock: true, off: true},
 			{name: "udp datagram, family in high bits", needs: "python3", cmd: pythonHighBits("AF_INET", "SOCK_DGRAM", "s.sendto(b'data', ('127.0.0.1', {UPORT}))"), effect: udpUnreached(udp), strict: true, landlock: true, off: true},
-			{name: "unix socket, family in high bits", needs: "python3", cmd: pythonHighBits("AF_UNIX", "SOCK_STREAM",
-				"s.settimeout(5); s.connect('"+hostSock+"'); s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n'); print(s.recv(100))"), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
+			{name: "unix socket, family in high bits", needs: "python3", cmd: pythonHighBits("AF_UNIX", "SOCK_STREAM", fmt.Sprintf(unixRequest, hostSock)), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
 		}
 		runTable(t, fx, table)
 	})
