@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"unsafe"
 
-	"golang.org/x/sys/cpu"
 	"golang.org/x/sys/unix"
 )
 
@@ -133,14 +132,11 @@ const (
 	offArgs = 16
 )
 
-// argLow is the offset of the low 32 bits of argument i.
-func argLow(i uint32) uint32 {
-	off := offArgs + 8*i
-	if cpu.IsBigEndian {
-		off += 4
-	}
-	return off
-}
+// argLow is the offset of the low 32 bits of argument i: the first half, as the
+// filter's architectures (amd64 and arm64) are little-endian. (Asking x/sys/cpu cost
+// every worker stage's start a package init of CPU-feature probes, each a trap to
+// the hypervisor in a VM.)
+func argLow(i uint32) uint32 { return offArgs + 8*i }
 
 func ld(off uint32) unix.SockFilter {
 	return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}

@@ -25,6 +25,8 @@ type Cmd struct {
 	// Args follow "go": the subcommand ("build", or "test" and "-c"), its flags and the
 	// package.
 	Args []string
+	// Env is added to the go command's environment (CGO_ENABLED=0).
+	Env []string
 }
 
 // Set is executables built together into one folder, once per test binary.
@@ -82,6 +84,9 @@ func (s *Set) build(root string) (string, error) {
 		args := append([]string{c.Args[0], "-o", filepath.Join(dir, c.File)}, c.Args[1:]...)
 		cmds[i] = exec.Command("go", args...)
 		cmds[i].Dir = wd
+		if c.Env != nil {
+			cmds[i].Env = append(os.Environ(), c.Env...)
+		}
 	}
 	if err := run(cmds); err != nil {
 		return "", fmt.Errorf("testbuild %s: %w", s.name, err)

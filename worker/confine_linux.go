@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun/sandbox"
-	"github.com/agentrun/agentrun/sandbox/netproxy"
+	"github.com/agentrun/agentrun/sandbox/relay"
 )
 
 // confineThread applies every layer of cfg's level to the calling thread of stage 1,
@@ -101,7 +101,7 @@ func proxyEnvOf(cfg Config) []string {
 // bridge threads no seccomp filter keeps from unix sockets. It returns the port; wg
 // owns the relay, which ctx stops.
 func startBridge(ctx context.Context, wg *sync.WaitGroup) (int, error) {
-	if err := netproxy.LoopbackUp(); err != nil {
+	if err := relay.LoopbackUp(); err != nil {
 		return 0, fmt.Errorf("network bridge: %w", err)
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -112,7 +112,7 @@ func startBridge(ctx context.Context, wg *sync.WaitGroup) (int, error) {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", sandbox.ProxySocketPath)
 	}
-	wg.Go(func() { _ = netproxy.Forward(ctx, l, dial) })
+	wg.Go(func() { _ = relay.Forward(ctx, l, dial) })
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

@@ -1,9 +1,10 @@
 package netproxy
 
 import (
-	"github.com/agentrun/agentrun/fuzzguard"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun/fuzzguard"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

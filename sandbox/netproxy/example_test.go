@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/agentrun/agentrun/sandbox/netproxy"
+	"github.com/agentrun/agentrun/sandbox/relay"
 )
 
 // The runner serves the proxy on a unix socket; inside the sandbox the worker brings
@@ -30,7 +31,7 @@ func Example() {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = p.Serve(ctx, ul) })
 	wg.Go(func() {
-		_ = netproxy.Forward(ctx, tl, func(ctx context.Context) (net.Conn, error) {
+		_ = relay.Forward(ctx, tl, func(ctx context.Context) (net.Conn, error) {
 			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 		})
 	})

@@ -3,7 +3,6 @@ package netproxy
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -93,23 +92,4 @@ func TestLoopRefused(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, []Violation{{KindNetworkDenied, self, "the proxy itself"}, {KindNetworkDenied, self, "the proxy itself"}}, vs)
-}
-
-func TestForwardDialFails(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var fwdErr error
-	wg.Go(func() {
-		fwdErr = Forward(ctx, l, func(context.Context) (net.Conn, error) { return nil, errors.New("no proxy") })
-	})
-	c, err := net.Dial("tcp", l.Addr().String())
-	require.NoError(t, err)
-	defer func() { _ = c.Close() }()
-	_, err = c.Read(make([]byte, 1))
-	assert.ErrorIs(t, err, io.EOF, "the client's connection is closed")
-	cancel()
-	wg.Wait()
-	assert.NoError(t, fwdErr)
 }

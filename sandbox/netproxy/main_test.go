@@ -1,7 +1,6 @@
 package netproxy
 
 import (
-	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -10,8 +9,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		os.Exit(runChild(os.Getenv(childEnv)))
-	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(testexit.Exit))
 }

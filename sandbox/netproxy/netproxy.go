@@ -1,7 +1,7 @@
 // Package netproxy is the sandbox's only way out: an HTTP proxy (CONNECT and
 // absolute-form requests) that dials only hosts on an allowlist and answers any other
-// with a 403 naming the host and a reported Violation, plus the forwarder that carries
-// the sandbox's loopback TCP connections to it over a unix socket.
+// with a 403 naming the host and a reported Violation. Package relay carries the
+// sandbox's loopback TCP connections to it over a unix socket.
 package netproxy
 
 import (
@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/agentrun/agentrun/sandbox/relay"
 )
 
 // Violation kinds.
@@ -80,12 +82,12 @@ func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
 			p.mu.Unlock()
 		}()
 	}
-	return serve(ctx, l, p.handle)
+	return relay.Serve(ctx, l, p.handle)
 }
 
 // handle serves one client connection: requests in turn until one fails, closes or
 // becomes a tunnel.
-func (p *Proxy) handle(ctx context.Context, t *tracker, c net.Conn) {
+func (p *Proxy) handle(ctx context.Context, t *relay.Tracker, c net.Conn) {
 	lr := &headerLimit{r: c}
 	br := bufio.NewReaderSize(lr, 4096)
 	var up upstream
@@ -117,7 +119,7 @@ func (p *Proxy) handle(ctx context.Context, t *tracker, c net.Conn) {
 }
 
 // connect serves a CONNECT: check, dial, answer 200 and splice.
-func (p *Proxy) connect(ctx context.Context, t *tracker, c net.Conn, br *bufio.Reader, req *http.Request) {
+func (p *Proxy) connect(ctx context.Context, t *relay.Tracker, c net.Conn, br *bufio.Reader, req *http.Request) {
 	target := req.RequestURI
 	host, port, err := net.SplitHostPort(target)
 	if err != nil || host == "" || !validPort(port) {
@@ -128,7 +130,7 @@ func (p *Proxy) connect(ctx context.Context, t *tracker, c net.Conn, br *bufio.R
 	if !ok {
 		return
 	}
-	defer t.remove(up)
+	defer t.Remove(up)
 	defer func() { _ = up.Close() }()
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
@@ -138,12 +140,12 @@ func (p *Proxy) connect(ctx context.Context, t *tracker, c net.Conn, br *bufio.R
 		b, _ := br.Peek(n)
 		src = io.MultiReader(bytes.NewReader(b), c)
 	}
-	splice(c, src, up)
+	relay.Splice(c, src, up)
 }
 
 // open checks host:port against the allowlist and the proxy's own addresses and dials
 // it, answering the client itself when it cannot.
-func (p *Proxy) open(ctx context.Context, t *tracker, c net.Conn, host, port string) (net.Conn, bool) {
+func (p *Proxy) open(ctx context.Context, t *relay.Tracker, c net.Conn, host, port string) (net.Conn, bool) {
 	target := net.JoinHostPort(host, port)
 	if !p.allow.Allows(host) {
 		p.refuse(c, http.StatusForbidden, Violation{KindNetworkDenied, target, "host not in " + AllowKey})
@@ -159,7 +161,7 @@ func (p *Proxy) open(ctx context.Context, t *tracker, c net.Conn, host, port str
 		p.refuse(c, http.StatusForbidden, Violation{KindNetworkDenied, target, "the proxy itself"})
 		return nil, false
 	}
-	if !t.add(up) {
+	if !t.Add(up) {
 		return nil, false
 	}
 	return up, true

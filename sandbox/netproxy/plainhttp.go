@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+
+	"github.com/agentrun/agentrun/sandbox/relay"
 )
 
 // upstream is the connection behind a client connection's plain HTTP requests, kept
@@ -20,9 +22,9 @@ type upstream struct {
 	bw     *bufio.Writer
 }
 
-func (u *upstream) close(t *tracker) {
+func (u *upstream) close(t *relay.Tracker) {
 	if u.conn != nil {
-		t.remove(u.conn)
+		t.Remove(u.conn)
 		_ = u.conn.Close()
 		*u = upstream{}
 	}
@@ -30,7 +32,7 @@ func (u *upstream) close(t *tracker) {
 
 // forward serves one absolute-form request (GET http://host/path) over up, reporting
 // whether the client connection may carry another.
-func (p *Proxy) forward(ctx context.Context, t *tracker, c net.Conn, req *http.Request, up *upstream) bool {
+func (p *Proxy) forward(ctx context.Context, t *relay.Tracker, c net.Conn, req *http.Request, up *upstream) bool {
 	if !req.URL.IsAbs() {
 		p.refuse(c, http.StatusBadRequest, Violation{KindBadRequest, "", "not a proxy request: want GET http://host/path or CONNECT host:port"})
 		return false

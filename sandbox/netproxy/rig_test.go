@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentrun/agentrun/sandbox/relay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -45,7 +46,7 @@ func newRig(tb testing.TB, allow ...string) *rig {
 	var serveErr, fwdErr error
 	wg.Go(func() { serveErr = p.Serve(ctx, ul) })
 	wg.Go(func() {
-		fwdErr = Forward(ctx, tl, func(ctx context.Context) (net.Conn, error) {
+		fwdErr = relay.Forward(ctx, tl, func(ctx context.Context) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", r.sock)
 		})
@@ -112,7 +113,7 @@ func echo(tb testing.TB) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = serve(ctx, l, func(_ context.Context, _ *tracker, c net.Conn) { _, _ = io.Copy(c, c) })
+		_ = relay.Serve(ctx, l, func(_ context.Context, _ *relay.Tracker, c net.Conn) { _, _ = io.Copy(c, c) })
 	})
 	tb.Cleanup(func() { cancel(); wg.Wait() })
 	return l.Addr().String()

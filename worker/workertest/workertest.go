@@ -15,9 +15,13 @@ import (
 )
 
 // set is the test binary's agentrun-worker. Like a test binary it carries no VCS stamp,
-// so that a test binary's client and it are of one build (worker.Config.Build).
+// so that a test binary's client and it are of one build (worker.Config.Build). It is
+// linked statically, as the release's is (.goreleaser.yaml, the Dockerfile): a worker
+// starts twice per session, and the dynamic loader and C library of a cgo build would
+// add a third of its start's CPU to every figure measured with it.
 var set = testbuild.New("worker", testbuild.Cmd{File: worker.BinaryName,
-	Args: []string{"build", "-buildvcs=false", "github.com/agentrun/agentrun/cmd/agentrun-worker"}})
+	Args: []string{"build", "-buildvcs=false", "github.com/agentrun/agentrun/cmd/agentrun-worker"},
+	Env:  []string{"CGO_ENABLED=0"}})
 
 // Bin returns the path of agentrun-worker, building it on the test binary's first call
 // (testbuild.Set.Dir).

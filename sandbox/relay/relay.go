@@ -1,4 +1,9 @@
-package netproxy
+// Package relay carries TCP connections between a sandbox's loopback and the proxy
+// outside it: an accept loop that owns one goroutine per connection and closes every
+// connection when it stops, a two-way copy with half-closes, and bringing "lo" up in
+// a new network namespace. It links no HTTP stack, so the worker that relays pays for
+// none at each start.
+package relay
 
 import (
 	"context"
@@ -13,15 +18,15 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 )
 
-// tracker holds a server's open connections so that stopping closes them all.
-type tracker struct {
+// Tracker holds a server's open connections so that stopping closes them all.
+type Tracker struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool
 }
 
-// add tracks c; once the tracker is closed it closes c and returns false.
-func (t *tracker) add(c net.Conn) bool {
+// Add tracks c; once the tracker is closed it closes c and returns false.
+func (t *Tracker) Add(c net.Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -32,13 +37,14 @@ func (t *tracker) add(c net.Conn) bool {
 	return true
 }
 
-func (t *tracker) remove(c net.Conn) {
+// Remove stops tracking c, which its handler closes itself.
+func (t *Tracker) Remove(c net.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.conns, c)
 }
 
-func (t *tracker) closeAll() {
+func (t *Tracker) closeAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
@@ -47,11 +53,11 @@ func (t *tracker) closeAll() {
 	}
 }
 
-// serve accepts connections on l and runs handle for each in a goroutine it owns,
+// Serve accepts connections on l and runs handle for each in a goroutine it owns,
 // until ctx is done or l fails. Then it closes l and every connection handed to
-// t.add, waits for the handlers and returns nil, or the accept error that stopped it.
-func serve(ctx context.Context, l net.Listener, handle func(ctx context.Context, t *tracker, c net.Conn)) error {
-	t := &tracker{conns: map[net.Conn]struct{}{}}
+// t.Add, waits for the handlers and returns nil, or the accept error that stopped it.
+func Serve(ctx context.Context, l net.Listener, handle func(ctx context.Context, t *Tracker, c net.Conn)) error {
+	t := &Tracker{conns: map[net.Conn]struct{}{}}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Go(func() {
@@ -76,15 +82,15 @@ func serve(ctx context.Context, l net.Listener, handle func(ctx context.Context,
 				}
 				break
 			}
-			err = fmt.Errorf("netproxy: accept: %w", aerr)
+			err = fmt.Errorf("relay: accept: %w", aerr)
 			break
 		}
 		backoff = 0
-		if !t.add(c) {
+		if !t.Add(c) {
 			break
 		}
 		wg.Go(func() {
-			defer t.remove(c)
+			defer t.Remove(c)
 			defer func() { _ = c.Close() }()
 			handle(ctx, t, c)
 		})
@@ -106,25 +112,25 @@ func isTemporary(err error) bool {
 // is done or l closes. It closes l and every relayed connection before it returns,
 // waits for every goroutine it started, and returns nil unless accepting failed.
 func Forward(ctx context.Context, l net.Listener, dial func(ctx context.Context) (net.Conn, error)) error {
-	return serve(ctx, l, func(ctx context.Context, t *tracker, c net.Conn) {
+	return Serve(ctx, l, func(ctx context.Context, t *Tracker, c net.Conn) {
 		up, err := dial(ctx)
 		if err != nil {
 			return // the client sees its connection closed
 		}
-		if !t.add(up) {
+		if !t.Add(up) {
 			return
 		}
-		defer t.remove(up)
+		defer t.Remove(up)
 		defer func() { _ = up.Close() }()
-		splice(c, c, up)
+		Splice(c, c, up)
 	})
 }
 
-// splice copies a (read through ar, which may hold bytes already buffered from a)
+// Splice copies a (read through ar, which may hold bytes already buffered from a)
 // to b and b to a until both directions end. A direction that ends, cleanly or not,
 // half-closes its destination, so that data already under way the other way (such as
 // an error response to a request the far side stopped reading) still arrives.
-func splice(a net.Conn, ar io.Reader, b net.Conn) {
+func Splice(a net.Conn, ar io.Reader, b net.Conn) {
 	var wg sync.WaitGroup
 	wg.Go(func() { pipe(b, ar) })
 	pipe(a, b)

@@ -1,4 +1,4 @@
-package netproxy
+package relay
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 )
 
 // childEnv selects, in a re-executed test binary, what runChild does.
-const childEnv = "NETPROXY_TEST_CHILD"
+const childEnv = "RELAY_TEST_CHILD"
 
 // runChild runs in a fresh network namespace: with mode "up" it brings lo up first,
 // then either way it listens on 127.0.0.1 and connects to itself, printing "ok" or
