@@ -98,6 +98,9 @@ func sandboxFigures(level string) []row {
 	rt := "^BenchmarkToolRoundTrip$/^" + level + "$"
 	start := "^BenchmarkSandboxStart$/^" + level + "$"
 	run := "^BenchmarkRun1000$/^" + level + "$"
+	floor := func(stages int) string {
+		return "^BenchmarkRun1000Floor$/^" + level + "$/^stages=" + strconv.Itoa(stages) + "$"
+	}
 	runArgs := []string{"-benchtime", "1x", "-timeout", "30m"}
 	mcp := func(sub string) string { return "^BenchmarkMCPCall$/^" + sub + "$" }
 	mcpArgs := []string{"-benchtime", "2000x"}
@@ -112,6 +115,9 @@ func sandboxFigures(level string) []row {
 		{figure{"… CPU per session, runner", "./runner", run, runArgs, "cpu-ms/session", same, "%.2f ms", "reported", nil}, "", nil},
 		{figure{"… CPU per session, its worker", "./runner", run, runArgs, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, "", nil},
 		{figure{"… its CPU floor: the run's CPU (runner and workers) spread over every core, over the ideal", "./runner", run, runArgs, "cpu-floor-wall/ideal", same, "%.2f", "reported", nil}, "", nil},
+		{figure{"… the process floor, without agentrun: per session a minimal static Go program started in the namespaces of the worker at " + level + ", which starts itself once more to wait out the 200 ms of model time (a worker's two stages), 100 at a time: wall / ideal", "./runner", floor(2), nil, "wall/ideal", same, "%.2f", "reported", nil}, "", nil},
+		{figure{"… its CPU per session", "./runner", floor(2), nil, "cpu-ms/session", same, "%.2f ms", "reported", nil}, "", nil},
+		{figure{"… the same floor for a worker of one process", "./runner", floor(1), nil, "wall/ideal", same, "%.2f", "reported", nil}, "", nil},
 		{figure{"MCP tool call (echo), p50: the SDK's client and server in one process", "./mcpclient", mcp("in-process"), mcpArgs, "p50-µs", same, "%.0f µs", "reported", nil}, "/in-process", nil},
 		{figure{"… a stdio server in the session's worker at " + level + " (the relay and a process of its own)", "./mcpclient", mcp("stdio$/^" + level), mcpArgs, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/stdio/" + level, nil},
 		{figure{"… a streamable-HTTP server on loopback", "./mcpclient", mcp("http"), mcpArgs, "p50-µs", same, "%.0f µs", "reported", nil}, "/http", nil},

@@ -3,9 +3,13 @@ package runner_test
 import (
 	"os/exec"
 	"runtime"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/testbuild"
 )
 
 // What one call of BenchmarkManySessionsFloor holds: sleep, which bash became (110 KB
@@ -78,4 +82,52 @@ func launchAll(bash string, n int) error {
 		}
 	}
 	return nil
+}
+
+// floorStage is bench/floorstage, static as the release's worker is.
+var floorStage = testbuild.New("floorstage", testbuild.Cmd{File: "floorstage",
+	Args: []string{"build", "../bench/floorstage"}, Env: []string{"CGO_ENABLED=0"}})
+
+// BenchmarkRun1000Floor is BenchmarkRun1000's processes without agentrun: for each of
+// the 1,000 sessions, 100 at a time, a minimal static Go program started in the
+// namespaces the level's worker gets (sandbox.SysProcAttr), which starts itself again
+// for each further stage; the last waits out the session's model time (4 × 50 ms) and
+// exits. No files, no model, no tools, no confinement. A session's worker is two such
+// starts at least (stages=2), so the wall / ideal this reaches, and its CPU per
+// session, bound from below what BenchmarkRun1000 can reach on this machine; stages=1
+// is the bound for a worker of one process.
+func BenchmarkRun1000Floor(b *testing.B) {
+	for _, level := range sandbox.Levels {
+		for _, stages := range []int{2, 1} {
+			b.Run(string(level)+"/stages="+strconv.Itoa(stages), func(b *testing.B) {
+				if err := sandbox.Probe().Supports(level); err != nil {
+					b.Skip(err)
+				}
+				benchmarkFloor(b, level, stages)
+			})
+		}
+	}
+}
+
+func benchmarkFloor(b *testing.B, level sandbox.Level, stages int) {
+	const sessions = 1000
+	bin := floorStage.Path(b, "floorstage")
+	flags := strconv.FormatUint(uint64(sandbox.SysProcAttr(level).Cloneflags), 10)
+	model := time.Duration(benchSteps) * benchLatency
+	var wall, cpu time.Duration
+	for range b.N {
+		_, children0 := cpuTime(b)
+		start := time.Now()
+		out, err := exec.Command(bin, "launch", strconv.Itoa(sessions), strconv.Itoa(benchConcurrency),
+			model.String(), flags, strconv.Itoa(stages)).CombinedOutput()
+		wall += time.Since(start)
+		if err != nil {
+			b.Fatalf("%v: %s", err, out)
+		}
+		_, children1 := cpuTime(b)
+		cpu += children1 - children0
+	}
+	ideal := time.Duration((sessions+benchConcurrency-1)/benchConcurrency) * model
+	b.ReportMetric(float64(wall)/float64(b.N)/float64(ideal), "wall/ideal")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/sessions/1000, "cpu-ms/session")
 }

@@ -72,6 +72,7 @@ var allowedImports = map[string][]string{
 	"cmd/agentrun-worker": append([]string{"worker", "agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/relay"}, kernelLibs...),
 	"examples":            {"*"},
 	"bench":               {"*"},
+	"bench/floorstage":    {},
 }
 
 // stdForbidden names, for a package, standard-library packages that its non-test code
