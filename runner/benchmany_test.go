@@ -20,6 +20,7 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
 
 // manySessions scales BenchmarkManySessions: `go test -run '^$' -bench
@@ -182,7 +183,7 @@ func oneResultEach(out string, sum *runner.Summary) error {
 // open files.
 type usage struct {
 	pss, rss, selfPSS, childPSS, procs, fds float64
-	withWorker                              float64 // sessions with a worker: its stage 1
+	withWorker                              float64 // sessions with a worker: its serving process
 	// kinds are the processes by command name (comm): how many, and their PSS.
 	kinds map[string]kind
 }
@@ -251,8 +252,6 @@ func (s *procSampler) stop() usage {
 func treeUsage(root int) usage {
 	u := usage{kinds: map[string]kind{}}
 	page := float64(os.Getpagesize())
-	stage1 := worker.BinaryName // the comm of a worker's stage 1 (15 bytes at most)
-	stage1 = stage1[:min(len(stage1), 15)]
 	for _, pid := range descendants(root) {
 		comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
 		if err != nil {
@@ -270,14 +269,18 @@ func treeUsage(root int) usage {
 		u.rss += rss
 		u.procs++
 		name := strings.TrimSpace(string(comm))
+		argv, _ := workertest.Cmdline(pid)
 		switch {
 		case pid == root:
 			name = "runner (" + name + ")"
-		case name == stage1:
-			name = "worker stage 1 (" + name + ")"
-			u.withWorker++
-		case name == "exe":
-			name = "worker stage 2 (/proc/self/exe)"
+		case len(argv) < 2 || argv[1] != worker.Command:
+		case len(argv) == 2:
+			name = "worker stage 1, staying for the network bridge"
+		case argv[2] == "serve":
+			name = "worker, serving (stage 2)"
+			u.withWorker++ // one to a session, whether stage 1 stayed or became it
+		case argv[2] == "spawn":
+			name = "worker spawner"
 		}
 		k := u.kinds[name]
 		k.n++

@@ -24,6 +24,12 @@ func newClient(t *testing.T, level sandbox.Level, mode string) (*worker.Client, 
 // newClientPolicy is newClient with the classifier's bash_mode apart from the kernel's.
 func newClientPolicy(t *testing.T, level sandbox.Level, mode, policy string) (*worker.Client, string) {
 	t.Helper()
+	return newClientWith(t, level, mode, policy, nil)
+}
+
+// newClientWith is newClientPolicy with edit, when set, changing the config first.
+func newClientWith(t *testing.T, level sandbox.Level, mode, policy string, edit func(*worker.Config)) (*worker.Client, string) {
+	t.Helper()
 	if err := sandbox.Probe().Supports(level); err != nil {
 		t.Skipf("this machine cannot run level %s: %v", level, err)
 	}
@@ -39,6 +45,9 @@ func newClientPolicy(t *testing.T, level sandbox.Level, mode, policy string) (*w
 		BashMode: policy, Timeout: time.Minute, IdleExit: time.Hour,
 	}
 	cfg.Hidden = cfg.Spec.Hidden()
+	if edit != nil {
+		edit(&cfg)
+	}
 	c := worker.New(cfg, os.Args[0], nil)
 	t.Cleanup(func() { assert.NoError(t, c.Close()) })
 	return c, ws

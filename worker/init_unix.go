@@ -39,7 +39,7 @@ func Main(args []string) int {
 		return 2
 	}
 	if len(args) > 0 && args[0] == "serve" {
-		return serveMain()
+		return serveMain(args[1:])
 	}
 	if len(args) > 0 && args[0] == "spawn" {
 		return spawnMain()
@@ -48,7 +48,9 @@ func Main(args []string) int {
 }
 
 // initMain is stage 1: pid 1 of the sandbox's pid namespace at level strict, a child
-// subreaper otherwise.
+// subreaper otherwise. Unless it runs the network bridge (level strict with network),
+// it then becomes stage 2 by exec, which inherits all of that; with the bridge it
+// starts stage 2 as its child and reaps until stage 2 ends.
 func initMain() int {
 	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
 	dec := protocol.NewFrameDecoder(in, maxFrame)
@@ -99,6 +101,13 @@ func initMain() int {
 		return fail(err)
 	}
 	cfg.Ready = &ready
+	if bridged := cfg.Spec.Level == sandbox.LevelStrict && cfg.Spec.Network(); !bridged && execInPlace {
+		// Nothing of stage 1 has to outlive stage 2's start: this process becomes
+		// stage 2, and reaps what it adopts itself.
+		cfg.Reaps = true
+		return fail(becomeStage2(cfg.Spec.Workspace, encodeJSON(cfg)))
+	}
+	cfg.Reaps = false // stage 1 stays, and reaps
 	raw = encodeJSON(cfg)
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {

@@ -125,7 +125,7 @@ func (ms *mcpServers) launch(id string, c MCPCommand) (*mcpProc, error) {
 		return nil, fmt.Errorf("start %s: %w", c.Command, err)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	if err := cmd.Start(); err != nil {
+	if err := ms.s.env.StartProc(cmd); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("start %s: %w", c.Command, unwrapExec(err))
 	}
@@ -204,7 +204,7 @@ func copyTail(r *os.File, t *tailBuffer) {
 // wait reaps the server, ends what it left in its group, and reports its exit after
 // the last of its output.
 func (ms *mcpServers) wait(p *mcpProc, readers *sync.WaitGroup) {
-	err := p.cmd.Wait()
+	err := ms.s.env.WaitProc(p.cmd)
 	tools.KillGroup(p.cmd.Process.Pid)
 	// Whatever left the group may still hold the pipes: stop reading soon.
 	deadline := time.Now().Add(500 * time.Millisecond)

@@ -19,15 +19,23 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 )
 
-// serveMain is stage 2: it reads the config stage 1 passed, confines itself, reports
-// Ready and serves requests until its input ends or it exits idle.
-func serveMain() int {
+// serveMain is stage 2: it reads the config stage 1 passed (from fdConfig, or from the
+// descriptor its one argument names), confines itself, reports Ready and serves
+// requests until its input ends or it exits idle.
+func serveMain(args []string) int {
+	nameStage2()
 	// Non-blocking descriptors make pollable Files, whose Close ends a Read blocked in
 	// another goroutine: the request reader stops when the worker exits idle.
 	_ = syscall.SetNonblock(fdRequests, true)
 	_ = syscall.SetNonblock(fdReplies, true)
 	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
-	cfgFile := os.NewFile(fdConfig, "config")
+	fd := fdConfig
+	if len(args) == 1 {
+		if n, err := strconv.Atoi(args[0]); err == nil && n > fdConfig {
+			fd = n
+		}
+	}
+	cfgFile := os.NewFile(uintptr(fd), "config")
 	dec := protocol.NewFrameDecoder(cfgFile, maxFrame)
 	if !dec.Next() || want(dec.Fields(), frameConfig, 2) != nil {
 		fmt.Fprintf(os.Stderr, "worker: no config from stage 1: %v\n", dec.Err())
@@ -61,10 +69,27 @@ func serveMain() int {
 	s.env = tools.Env{Workspace: cfg.Spec.Workspace, Home: cfg.Spec.Home, Timeout: cfg.Timeout,
 		ProcEnv: append(slices.Clone(cfg.Env), extra...), MaxOutput: cfg.MaxOutput, KeepBackground: true}
 	s.env.Policy, _ = policy.Parse(cfg.BashMode) // an invalid mode denies everything
-	if err := s.send(frameReady, encodeJSON(ready)); err != nil {
-		return 1
+	if !cfg.Reaps {
+		if err := s.send(frameReady, encodeJSON(ready)); err != nil {
+			return 1
+		}
+		return s.serve(ctx, in)
 	}
-	return s.serve(ctx, in)
+	// This process adopts the session's orphans: it reaps them while it serves, and
+	// ends what is left when it stops, as stage 1 does when it stays.
+	reaper := newOrphans()
+	s.env.Procs = reaper
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Go(func() { onChildExit(stop, reaper.reap) })
+	code := 1
+	if s.send(frameReady, encodeJSON(ready)) == nil {
+		code = s.serve(ctx, in)
+	}
+	close(stop)
+	wg.Wait()
+	killRest(cfg.Spec.Level == sandbox.LevelStrict)
+	return code
 }
 
 // server answers one runner.
@@ -166,7 +191,7 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 			}
 			idle.Reset(s.idleExit())
 		case <-idleC:
-			if othersAlive(s.cfg.Spec.Level == sandbox.LevelStrict) {
+			if othersAlive(s.cfg.Spec.Level == sandbox.LevelStrict, s.cfg.Reaps) {
 				idle.Reset(s.idleExit())
 				continue
 			}
@@ -215,7 +240,7 @@ func (s *server) run(ctx context.Context, f []string) []string {
 			return []string{frameExecDone, id, "", "-1", "0", err.Error()}
 		}
 		res := tools.Exec(ctx, tools.ExecOptions{Command: f[2], Dir: s.cfg.Spec.Workspace, Env: env,
-			Timeout: time.Duration(atoi(f[3])) * time.Millisecond, MaxOutput: atoi(f[4])})
+			Timeout: time.Duration(atoi(f[3])) * time.Millisecond, MaxOutput: atoi(f[4]), Procs: s.env.Procs})
 		msg := ""
 		if res.Err != nil {
 			msg = res.Err.Error()

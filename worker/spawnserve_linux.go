@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
@@ -31,7 +30,7 @@ func spawnMain() int {
 	defer func() { _ = null.Close() }()
 	var reaper sync.WaitGroup
 	stop := make(chan struct{})
-	reaper.Go(func() { reap(stop) })
+	reaper.Go(func() { onChildExit(stop, reapAll) })
 	defer reaper.Wait()
 	defer close(stop)
 
@@ -104,26 +103,16 @@ func spawnOne(msg, oob []byte, null *os.File) (reply []byte, pidfd int) {
 	return protocol.AppendFrame(nil, frameSpawned, strconv.Itoa(pid)), pidfd
 }
 
-// reap waits for every child that ends, as SIGCHLD announces them, until stop closes.
-func reap(stop <-chan struct{}) {
-	chld := make(chan os.Signal, 1)
-	signal.Notify(chld, syscall.SIGCHLD)
-	defer signal.Stop(chld)
+// reapAll waits for every child that has ended.
+func reapAll() {
 	for {
-		for {
-			var ws syscall.WaitStatus
-			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
-			if errors.Is(err, syscall.EINTR) {
-				continue
-			}
-			if pid <= 0 {
-				break // none has ended, or there are no children
-			}
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
 		}
-		select {
-		case <-chld:
-		case <-stop:
-			return
+		if pid <= 0 {
+			return // none has ended, or there are no children
 		}
 	}
 }

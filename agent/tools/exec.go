@@ -18,6 +18,8 @@ type ExecOptions struct {
 	MaxOutput int
 	// Groups, when set, hears of the command's process group (see Env.Groups).
 	Groups Groups
+	// Procs, when set, starts and waits for the command's process (see Env.Procs).
+	Procs Procs
 }
 
 // ExecResult is what the command did.
@@ -38,7 +40,7 @@ func Exec(ctx context.Context, o ExecOptions) ExecResult {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	env := &Env{Workspace: o.Dir, ProcEnv: o.Env, MaxOutput: o.MaxOutput, Groups: o.Groups}
+	env := &Env{Workspace: o.Dir, ProcEnv: o.Env, MaxOutput: o.MaxOutput, Groups: o.Groups, Procs: o.Procs}
 	maxOut := env.maxOutput()
 	res := runShell(ctx, env, o.Command, timeout, maxOut)
 	if res.startErr != nil {

@@ -75,7 +75,7 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 	defer func() { _ = outR.Close() }()
 	defer func() { _ = errR.Close() }()
 	cmd.Stdout, cmd.Stderr = outW, errW
-	err = cmd.Start()
+	err = env.StartProc(cmd)
 	_ = outW.Close()
 	_ = errW.Close()
 	if err != nil {
@@ -102,7 +102,7 @@ func runShell(ctx context.Context, env *Env, script string, timeout time.Duratio
 		})
 	}
 
-	waitErr := cmd.Wait()
+	waitErr := env.WaitProc(cmd)
 	if env == nil || !env.KeepBackground || runCtx.Err() != nil {
 		killGroup(pgid)
 		if groups != nil {

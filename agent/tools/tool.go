@@ -5,6 +5,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"os/exec"
 	"time"
 
 	"github.com/agentrun/agentrun/policy"
@@ -66,6 +67,10 @@ type Env struct {
 	// (a server started with & answers in the next call). Only a supervisor that ends
 	// them with the session may set it: the sandboxed worker does.
 	KeepBackground bool
+	// Procs, when set, starts and waits for every process a tool runs, in place of
+	// exec.Cmd's Start and Wait: a worker that reaps the orphans it adopts must know
+	// which of its children are waited for elsewhere.
+	Procs Procs
 
 	realWS string // the Workspace with symbolic links resolved, once looked up
 }
@@ -77,6 +82,30 @@ type Env struct {
 type Groups interface {
 	Started(pgid int)
 	Ended(pgid int)
+}
+
+// Procs starts and waits for a tool's processes. Start must leave cmd started as
+// cmd.Start does, and Wait must return what cmd.Wait returns; both must be safe for
+// concurrent use.
+type Procs interface {
+	Start(cmd *exec.Cmd) error
+	Wait(cmd *exec.Cmd) error
+}
+
+// StartProc starts cmd through e.Procs, or with cmd.Start when there is none.
+func (e *Env) StartProc(cmd *exec.Cmd) error {
+	if e == nil || e.Procs == nil {
+		return cmd.Start()
+	}
+	return e.Procs.Start(cmd)
+}
+
+// WaitProc waits for cmd, which StartProc started, through e.Procs or with cmd.Wait.
+func (e *Env) WaitProc(cmd *exec.Cmd) error {
+	if e == nil || e.Procs == nil {
+		return cmd.Wait()
+	}
+	return e.Procs.Wait(cmd)
 }
 
 // DefaultMaxOutput is the default cap on one tool result, in bytes.
