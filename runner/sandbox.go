@@ -182,8 +182,9 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, act
 		spec.TempDir = sb.tempDir
 		env = append(env, "TMPDIR="+sb.tempDir)
 	}
+	var serveOnLoopback func(net.Listener) // level strict: the proxy, on each worker's loopback listener
 	if mode.Network != 0 && level != sandbox.LevelOff {
-		if err := sb.serveProxy(ctx, req.Allow, onViolation, &spec, &cfg); err != nil {
+		if serveOnLoopback, err = sb.serveProxy(ctx, req.Allow, onViolation, &spec, &cfg); err != nil {
 			_ = sb.Close()
 			return nil, err
 		}
@@ -198,6 +199,9 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, act
 		}
 	}
 	sb.client = worker.New(cfg, binary, activity)
+	if serveOnLoopback != nil {
+		sb.client.SetProxy(serveOnLoopback)
+	}
 	return sb, nil
 }
 
@@ -223,34 +227,28 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 	return sb, err
 }
 
-// serveProxy starts the network proxy of a sandbox: on a unix socket that the
-// worker's root binds (level strict), or on a loopback port (level landlock).
-func (sb *Sandbox) serveProxy(ctx context.Context, allowed []string, onViolation func(netproxy.Violation), spec *sandbox.Spec, cfg *worker.Config) error {
+// serveProxy starts the network proxy of a sandbox. At level strict it returns the
+// function that serves it on each worker's listener on the sandbox's loopback, which
+// the worker hands over (Spec.Proxied); at level landlock it listens on a port of the
+// host's loopback itself.
+func (sb *Sandbox) serveProxy(ctx context.Context, allowed []string, onViolation func(netproxy.Violation), spec *sandbox.Spec, cfg *worker.Config) (func(net.Listener), error) {
 	allow, err := netproxy.ParseAllowlist(allowed)
 	if err != nil {
-		return fmt.Errorf("sandbox: network.allow: %w", err)
+		return nil, fmt.Errorf("sandbox: network.allow: %w", err)
 	}
 	proxy := netproxy.New(allow, onViolation, nil)
-	var l net.Listener
+	serve := func(l net.Listener) { sb.wg.Go(func() { _ = proxy.Serve(ctx, l) }) }
 	if spec.Level == sandbox.LevelStrict {
-		dir, err := os.MkdirTemp("", "agentrun-net-")
-		if err != nil {
-			return fmt.Errorf("sandbox: proxy: %w", err)
-		}
-		sb.tempDirs(dir)
-		spec.ProxySocket = filepath.Join(dir, "proxy.sock")
-		l, err = net.Listen("unix", spec.ProxySocket)
-		if err != nil {
-			return fmt.Errorf("sandbox: proxy: %w", err)
-		}
-	} else {
-		if l, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			return fmt.Errorf("sandbox: proxy: %w", err)
-		}
-		cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
+		spec.Proxied = true
+		return serve, nil
 	}
-	sb.wg.Go(func() { _ = proxy.Serve(ctx, l) })
-	return nil
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: proxy: %w", err)
+	}
+	cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
+	serve(l)
+	return nil, nil
 }
 
 // tempDirs records one more folder to remove at close.

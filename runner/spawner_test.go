@@ -56,6 +56,18 @@ func withArgs(procs map[int][]string, args ...string) []int {
 	return pids
 }
 
+// serving keeps the workers among procs: each is stage 1 become stage 2, which serves
+// ("__worker serve" and the descriptor of its config).
+func serving(procs map[int][]string) []int {
+	var pids []int
+	for pid, argv := range procs {
+		if len(argv) == 4 && argv[1] == worker.Command && argv[2] == "serve" {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
 // TestRunStartsStrictWorkersFromOneSpawner holds two strict sessions of a run in their
 // Bash calls (on FIFOs in their shared workspace) and looks at the process table: the
 // sessions' workers are children of one spawner process, the run's child, and none is
@@ -111,8 +123,8 @@ jobs:
 	mine := childrenOf(os.Getpid())
 	spawners := withArgs(mine, worker.Command, "spawn")
 	require.Len(t, spawners, 1, "one spawner, the run's child: %v", mine)
-	assert.Empty(t, withArgs(mine, worker.Command), "no worker is the run's own child: %v", mine)
-	assert.Len(t, withArgs(childrenOf(spawners[0]), worker.Command), 2, "both workers are the spawner's")
+	assert.Empty(t, serving(mine), "no worker is the run's own child: %v", mine)
+	assert.Len(t, serving(childrenOf(spawners[0])), 2, "both workers are the spawner's")
 
 	_, err = release.WriteString("go\ngo\n")
 	require.NoError(t, err)

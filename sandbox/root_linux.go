@@ -14,8 +14,6 @@ import (
 
 // Paths inside the sandbox.
 const (
-	// ProxySocketPath is where the runner's proxy socket appears inside the sandbox.
-	ProxySocketPath = "/run/agentrun/proxy.sock"
 	// Hostname is the sandbox's host name.
 	Hostname = "agentrun-sandbox"
 )
@@ -93,11 +91,6 @@ func enterRoot(s Spec, hidden []string) error {
 	for _, h := range hidden {
 		if err := mask(h); err != nil {
 			return err
-		}
-	}
-	if s.Network() {
-		if err := bindFile("/oldroot"+s.ProxySocket, "/newroot"+ProxySocketPath); err != nil {
-			return fmt.Errorf("proxy socket: %w", err)
 		}
 	}
 	// A fresh proc of the pid namespace; the kernel allows it only while the host's

@@ -7,9 +7,6 @@ import (
 	"syscall"
 )
 
-// ProxySocketPath is where the runner's proxy socket appears inside the sandbox.
-const ProxySocketPath = "/run/agentrun/proxy.sock"
-
 var errUnsupported = errors.New("sandbox: kernel confinement needs Linux")
 
 // SysProcAttr returns the attributes that start the worker: here only its own group.

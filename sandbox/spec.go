@@ -61,13 +61,14 @@ type Spec struct {
 	// TempDir is a private scratch directory of the session on the host, used as
 	// TMPDIR where /tmp cannot be private (level landlock).
 	TempDir string
-	// ProxySocket is the unix socket of the runner's network proxy; empty when the
-	// network digit is 0.
-	ProxySocket string
+	// Proxied says that the runner serves the network proxy of level strict: on a
+	// loopback listener that the worker makes inside the sandbox's network namespace
+	// and hands over. False when the network digit is 0.
+	Proxied bool
 }
 
 // Network reports whether tools may reach the network (through the proxy).
-func (s Spec) Network() bool { return s.Mode.Network != 0 && s.ProxySocket != "" }
+func (s Spec) Network() bool { return s.Mode.Network != 0 && s.Proxied }
 
 // runtimeDirs hold the programs and libraries every command needs; they are always
 // readable and executable, whatever the system digit says, and writable only with the

@@ -32,13 +32,13 @@ func (c execChild) pid() int    { return c.cmd.Process.Pid }
 func (c execChild) wait() error { return c.cmd.Wait() }
 func (c execChild) kill() error { return c.cmd.Process.Signal(syscall.SIGKILL) }
 
-// execWorker starts binary as a worker at level, with requests and replies as its fds 3
-// and 4; what it writes to its stderr goes to w.
-func execWorker(binary string, level sandbox.Level, requests, replies *os.File, w io.Writer) (child, error) {
+// execWorker starts binary as a worker at level, with files as its fds from 3 on
+// (workerFiles); what it writes to its stderr goes to w.
+func execWorker(binary string, level sandbox.Level, files []*os.File, w io.Writer) (child, error) {
 	cmd := exec.Command(binary, Command)
 	cmd.Env = workerEnv
 	cmd.Dir = "/"
-	cmd.ExtraFiles = []*os.File{requests, replies}
+	cmd.ExtraFiles = files
 	cmd.Stderr = w
 	cmd.SysProcAttr = sandbox.SysProcAttr(level)
 	cmd.WaitDelay = stderrGrace

@@ -12,14 +12,14 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 )
 
-// spawnWorker starts a worker at level through s, with requests and replies as its
-// fds 3 and 4; what it writes to its stderr goes to w.
-func spawnWorker(s *Spawner, binary string, level sandbox.Level, requests, replies *os.File, w io.Writer) (child, error) {
+// spawnWorker starts a worker at level through s, with files as its fds from 3 on
+// (workerFiles); what it writes to its stderr goes to w.
+func spawnWorker(s *Spawner, binary string, level sandbox.Level, files []*os.File, w io.Writer) (child, error) {
 	r, wr, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("worker: %w", err)
 	}
-	pid, pidfd, err := s.spawn(binary, level, wr, requests, replies)
+	pid, pidfd, err := s.spawn(binary, level, append([]*os.File{wr}, files...)...)
 	_ = wr.Close()
 	if err != nil {
 		_ = r.Close()

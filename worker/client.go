@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,10 @@ type Client struct {
 	// requestEnv, when set, gives the variables added to the environment of the
 	// processes of one request, from its context.
 	requestEnv func(context.Context) []string
+
+	// proxy, when set, serves the network proxy on the loopback listener of each
+	// worker at level strict with network.
+	proxy func(net.Listener)
 
 	mu      sync.Mutex // one request at a time; guards proc, ready, seq
 	proc    *process
@@ -72,6 +77,17 @@ func (c *Client) SetIdleExit(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cfg.IdleExit = d
+}
+
+// SetProxy makes serve take, at each start of a worker at level strict whose spec has
+// network (Spec.Proxied), the listener the worker made on the sandbox's loopback: the
+// network proxy serves the tools' connections there, from outside the sandbox. serve
+// must not block; the client closes the listener when that worker ends. Call it
+// before the first request.
+func (c *Client) SetProxy(serve func(net.Listener)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.proxy = serve
 }
 
 // SetRequestEnv makes f give, for each request, the variables added to the environment
@@ -218,7 +234,7 @@ func (c *Client) startReporting(ctx context.Context) (*process, Ready, error) {
 			}
 		}
 	})
-	p, ready, err := start(ctx, c.cfg, c.binary, c.spawner)
+	p, ready, err := start(ctx, c.cfg, c.binary, c.spawner, c.proxy)
 	close(done)
 	wg.Wait()
 	c.activity()
@@ -245,7 +261,10 @@ type process struct {
 	dec    *protocol.FrameDecoder
 	stderr *tailBuffer
 	pids   *sandbox.Pids // nil when no pids hierarchy is writable
-	wmu    sync.Mutex    // the request pipe: requests, cancels and MCP servers' input
+	// proxyL is the listener on the sandbox's loopback the worker handed over (level
+	// strict with network), closed with the process.
+	proxyL net.Listener
+	wmu    sync.Mutex // the request pipe: requests, cancels and MCP servers' input
 	buf    []byte
 
 	// Once the worker is ready, one reader takes every reply: a request's go to
@@ -265,7 +284,11 @@ const startTimeout = 30 * time.Second
 
 // start launches a worker, through spawner when it is set and the level is strict, and
 // waits until it is confined.
-func start(ctx context.Context, cfg Config, binary string, spawner *Spawner) (*process, Ready, error) {
+func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, proxy func(net.Listener)) (*process, Ready, error) {
+	handOff := cfg.Spec.Level == sandbox.LevelStrict && cfg.Spec.Network()
+	if handOff && proxy == nil {
+		return nil, Ready{}, errors.New("worker: the spec has network at level strict, and no proxy serves it (Client.SetProxy)")
+	}
 	reqR, reqW, err := os.Pipe()
 	if err != nil {
 		return nil, Ready{}, fmt.Errorf("worker: %w", err)
@@ -276,14 +299,26 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner) (*p
 		_ = reqW.Close()
 		return nil, Ready{}, fmt.Errorf("worker: %w", err)
 	}
+	files := []*os.File{reqR, repW}
+	var offer *os.File // the client's end of the socket the listener comes on
+	if handOff {
+		var theirs *os.File
+		if offer, theirs, err = handOffPair(); err != nil {
+			_, _, _, _ = reqR.Close(), reqW.Close(), repR.Close(), repW.Close()
+			return nil, Ready{}, fmt.Errorf("worker: %w", err)
+		}
+		defer func() { _ = offer.Close() }()
+		files = append(files, theirs)
+	}
 	p := &process{req: reqW, rep: repR, stderr: &tailBuffer{max: 8 << 10}}
 	if spawner != nil && cfg.Spec.Level == sandbox.LevelStrict {
-		p.child, err = spawnWorker(spawner, binary, cfg.Spec.Level, reqR, repW, p.stderr)
+		p.child, err = spawnWorker(spawner, binary, cfg.Spec.Level, files, p.stderr)
 	} else {
-		p.child, err = execWorker(binary, cfg.Spec.Level, reqR, repW, p.stderr)
+		p.child, err = execWorker(binary, cfg.Spec.Level, files, p.stderr)
 	}
-	_ = reqR.Close()
-	_ = repW.Close()
+	for _, f := range files {
+		_ = f.Close()
+	}
 	if err != nil {
 		_ = reqW.Close()
 		_ = repR.Close()
@@ -330,6 +365,14 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner) (*p
 	}
 	if p.pids != nil {
 		ready.Layers = append(ready.Layers, sandbox.LayerPids)
+	}
+	if handOff {
+		// Stage 1 sent the listener before it became stage 2, which said READY.
+		if p.proxyL, err = receiveListener(offer); err != nil {
+			_ = p.close()
+			return nil, Ready{}, fmt.Errorf("worker: the sandbox's proxy listener: %w", err)
+		}
+		proxy(p.proxyL)
 	}
 	p.frames, p.stopped, p.readDone = make(chan []string), make(chan struct{}), make(chan struct{})
 	go p.read()
@@ -421,6 +464,9 @@ func (p *process) close() error {
 	p.closed = true
 	if p.stopped != nil {
 		close(p.stopped)
+	}
+	if p.proxyL != nil {
+		_ = p.proxyL.Close() // it holds the sandbox's network namespace
 	}
 	_ = p.req.Close()
 	done := make(chan error, 1)

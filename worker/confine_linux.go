@@ -1,27 +1,23 @@
 package worker
 
 import (
-	"context"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"strconv"
-	"sync"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun/sandbox"
-	"github.com/agentrun/agentrun/sandbox/relay"
 )
 
 // confineThread applies every layer of cfg's level to the calling thread of stage 1,
-// right before that thread starts stage 2, which inherits them all: the rlimits and
+// right before that thread becomes (or starts) stage 2, which inherits them all: the rlimits and
 // non-dumpability (of the whole process), no capabilities, no_new_privs, the Landlock
 // domain and the seccomp filter. Confining one thread and then exec'ing costs plain
 // system calls, where confining a running Go process stops every one of its threads for
-// each step. It locks the calling goroutine to its thread for good; stage 1's other
-// threads (the network bridge) keep what they need. It returns the layers in force.
+// each step. It locks the calling goroutine to its thread for good: the exec that
+// makes this process stage 2 keeps only that thread. It returns the layers in force.
 func confineThread(cfg Config) (Ready, error) {
 	runtime.LockOSThread() // never unlocked: the thread is changed for good
 	s := cfg.Spec
@@ -84,36 +80,46 @@ func allowedSockets(cfg Config) []int {
 }
 
 // proxyEnvOf is the tools' environment additions for the network proxy: at level
-// strict stage 1 bridges a loopback port (BridgePort) to the runner's proxy socket, at
-// level landlock the proxy listens on a host loopback port (ProxyPort).
+// strict it accepts on a port of the sandbox's loopback (LoopbackPort), at level
+// landlock on a port of the host's (ProxyPort).
 func proxyEnvOf(cfg Config) []string {
 	switch {
-	case cfg.BridgePort > 0:
-		return proxyEnv(cfg.BridgePort)
+	case cfg.LoopbackPort > 0:
+		return proxyEnv(cfg.LoopbackPort)
 	case cfg.ProxyPort > 0:
 		return proxyEnv(cfg.ProxyPort)
 	}
 	return nil
 }
 
-// startBridge brings the namespace's loopback up and relays connections made to a port
-// on it to the runner's proxy socket, bound into the sandbox; it runs in stage 1, whose
-// bridge threads no seccomp filter keeps from unix sockets. It returns the port; wg
-// owns the relay, which ctx stops.
-func startBridge(ctx context.Context, wg *sync.WaitGroup) (int, error) {
-	if err := relay.LoopbackUp(); err != nil {
-		return 0, fmt.Errorf("network bridge: %w", err)
+// handOverLoopback brings the sandbox's loopback up, listens on a port of it and sends
+// the listener to the runner on fdHandOff, closing both: the runner's proxy, outside
+// the sandbox, then accepts the tools' connections there itself, and nothing of the
+// worker has to stay outside its confinement to carry them. It returns the port.
+func handOverLoopback() (int, error) {
+	defer func() { _ = unix.Close(fdHandOff) }()
+	if err := sandbox.LoopbackUp(); err != nil {
+		return 0, fmt.Errorf("network: %w", err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return 0, fmt.Errorf("network bridge: %w", err)
+		return 0, fmt.Errorf("network: listen: %w", err)
 	}
-	dial := func(ctx context.Context) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "unix", sandbox.ProxySocketPath)
+	defer func() { _ = unix.Close(fd) }()
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		return 0, fmt.Errorf("network: listen: %w", err)
 	}
-	wg.Go(func() { _ = relay.Forward(ctx, l, dial) })
-	return l.Addr().(*net.TCPAddr).Port, nil
+	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
+		return 0, fmt.Errorf("network: listen: %w", err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		return 0, fmt.Errorf("network: listen: %w", err)
+	}
+	if err := unix.Sendmsg(fdHandOff, []byte{'L'}, unix.UnixRights(fd), nil, 0); err != nil {
+		return 0, fmt.Errorf("network: hand over the listener: %w", err)
+	}
+	return sa.(*unix.SockaddrInet4).Port, nil
 }
 
 // proxyEnv points the usual variables at the proxy on a loopback port.

@@ -3,17 +3,13 @@
 package worker
 
 import (
-	"context"
 	"errors"
-	"sync"
 
 	"github.com/agentrun/agentrun/sandbox"
 )
 
-// startBridge is not available here: level strict needs Linux.
-func startBridge(context.Context, *sync.WaitGroup) (int, error) {
-	return 0, errors.New("the network bridge needs Linux")
-}
+// handOverLoopback is not available here: level strict needs Linux.
+func handOverLoopback() (int, error) { return 0, errors.New("network at level strict needs Linux") }
 
 // confineThread has no kernel layers to apply on this platform: only level off runs.
 func confineThread(cfg Config) (Ready, error) {

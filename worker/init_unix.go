@@ -3,13 +3,11 @@
 package worker
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/agentrun/agentrun/protocol"
@@ -24,7 +22,10 @@ const Command = "__worker"
 const (
 	fdRequests = 3
 	fdReplies  = 4
-	fdConfig   = 5
+	fdConfig   = 5 // stage 2 started as a child: its config
+	// fdHandOff is stage 1's at level strict with network: the socket that the
+	// listener on the sandbox's loopback goes to the runner on.
+	fdHandOff = 5
 )
 
 // Main runs the worker process with the arguments after Command and returns its exit
@@ -48,9 +49,8 @@ func Main(args []string) int {
 }
 
 // initMain is stage 1: pid 1 of the sandbox's pid namespace at level strict, a child
-// subreaper otherwise. Unless it runs the network bridge (level strict with network),
-// it then becomes stage 2 by exec, which inherits all of that; with the bridge it
-// starts stage 2 as its child and reaps until stage 2 ends.
+// subreaper otherwise. On Linux it then becomes stage 2 by exec, which inherits all of
+// that; elsewhere it starts stage 2 as its child and reaps until stage 2 ends.
 func initMain() int {
 	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
 	dec := protocol.NewFrameDecoder(in, maxFrame)
@@ -78,20 +78,16 @@ func initMain() int {
 		return fail(fmt.Errorf("worker: %s is from another build (%s) than the agentrun that started it (%s): install both from one build",
 			exe, own, cfg.Build))
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var bridge sync.WaitGroup
-	defer bridge.Wait()
-	defer cancel() // stops the network bridge before its owner waits for it
 	if cfg.Spec.Level == sandbox.LevelStrict {
 		if err := sandbox.EnterRoot(cfg.Spec, cfg.Hidden); err != nil {
 			return fail(err)
 		}
 		if cfg.Spec.Network() {
-			port, err := startBridge(ctx, &bridge)
+			port, err := handOverLoopback()
 			if err != nil {
 				return fail(err)
 			}
-			cfg.BridgePort = port
+			cfg.LoopbackPort = port
 		}
 	} else if err := setSubreaper(); err != nil {
 		return fail(err)
@@ -101,7 +97,7 @@ func initMain() int {
 		return fail(err)
 	}
 	cfg.Ready = &ready
-	if bridged := cfg.Spec.Level == sandbox.LevelStrict && cfg.Spec.Network(); !bridged && execInPlace {
+	if execInPlace {
 		// Nothing of stage 1 has to outlive stage 2's start: this process becomes
 		// stage 2, and reaps what it adopts itself.
 		cfg.Reaps = true

@@ -5,9 +5,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,24 +18,44 @@ import (
 	"github.com/agentrun/agentrun/worker"
 )
 
-// TestOneProcessWithoutBridge checks a worker's process tree at each level without
-// network: stage 1 becomes stage 2 (it execs rather than forks), so the worker is one
-// process, the parent of its tools, and pid 1 of the sandbox at strict. A worker of
-// two processes costs a session a second Go runtime's memory for as long as it lives.
-func TestOneProcessWithoutBridge(t *testing.T) {
+// TestOneProcessPerWorker checks a worker's process tree at each level, and at level
+// strict with network: stage 1 becomes stage 2 (it execs rather than forks), so the
+// worker is one process, the parent of its tools, and pid 1 of the sandbox at strict.
+// With network the runner's proxy accepts on the listener the worker made on the
+// sandbox's loopback, so no stage stays outside the confinement to relay for it. A
+// worker of two processes costs a session a second Go runtime for as long as it lives.
+func TestOneProcessPerWorker(t *testing.T) {
 	t.Parallel()
-	for _, level := range sandbox.Levels {
-		t.Run(string(level), func(t *testing.T) {
+	cases := map[string]struct {
+		level   sandbox.Level
+		network bool
+	}{"strict": {sandbox.LevelStrict, false}, "strict with network": {sandbox.LevelStrict, true},
+		"landlock": {sandbox.LevelLandlock, false}, "off": {sandbox.LevelOff, false}}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := newClient(t, level, "0467")
+			var edit func(*worker.Config)
+			var serve func(net.Listener)
+			if tc.network {
+				edit, serve = withProxy(t)
+			}
+			c, _ := newClientWith(t, tc.level, "0467", "0467", edit)
+			if serve != nil {
+				c.SetProxy(serve)
+			}
 			out, isErr := bash(t, c, "echo $PPID")
 			require.False(t, isErr, out)
 			want := strconv.Itoa(c.PID())
-			if level == sandbox.LevelStrict {
+			if tc.level == sandbox.LevelStrict {
 				want = "1" // the worker, as the sandbox's pid namespace numbers it
 			}
 			assert.Equal(t, want, strings.TrimSpace(out), "the Bash tool's parent")
 			assert.Empty(t, worker.Children(c.PID()), "no second stage")
+			if tc.network {
+				out, isErr = bash(t, c, `read -r line < /dev/tcp/127.0.0.1/${HTTP_PROXY##*:} && echo "$line"`)
+				require.False(t, isErr, out)
+				assert.Equal(t, "proxy\n", out, "the proxy answers on the sandbox's loopback")
+			}
 		})
 	}
 }
@@ -79,15 +99,26 @@ func TestOrphansAreReaped(t *testing.T) {
 	}
 }
 
-// withProxySocket gives a config a proxy socket to bridge to (a unix listener that
-// the test closes at its end): at level strict stage 1 then stays, running the bridge.
-func withProxySocket(t *testing.T) func(*worker.Config) {
+// withProxy gives a config network at level strict, and the client a proxy that
+// answers each connection on the worker's loopback listener with "proxy" (the test
+// owns its goroutines, which end with the listener).
+func withProxy(t *testing.T) (edit func(*worker.Config), serve func(net.Listener)) {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "proxy.sock")
-	l, err := net.Listen("unix", path)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = l.Close() })
-	return func(cfg *worker.Config) { cfg.Spec.ProxySocket = path }
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	serve = func(l net.Listener) {
+		wg.Go(func() {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return // the client closed it with the worker
+				}
+				_, _ = c.Write([]byte("proxy\n"))
+				_ = c.Close()
+			}
+		})
+	}
+	return func(cfg *worker.Config) { cfg.Spec.Proxied = true }, serve
 }
 
 // TestWorkerName checks the name the process table gives a worker: its binary's, not

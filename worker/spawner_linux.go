@@ -19,10 +19,10 @@ import (
 // maxSpawnFrame bounds a message between a Spawner and its process.
 const maxSpawnFrame = 64 << 10
 
-// spawn starts binary as a worker at level, with stderr, requests and replies as its
-// stderr and its fds 3 and 4, and returns its pid and pidfd. The caller keeps its copies
-// of the three files.
-func (s *Spawner) spawn(binary string, level sandbox.Level, stderr, requests, replies *os.File) (pid, pidfd int, err error) {
+// spawn starts binary as a worker at level, with the first of files as its stderr and
+// the others as its fds from 3 on, and returns its pid and pidfd. The caller keeps its
+// copies of the files.
+func (s *Spawner) spawn(binary string, level sandbox.Level, files ...*os.File) (pid, pidfd int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -35,7 +35,7 @@ func (s *Spawner) spawn(binary string, level sandbox.Level, stderr, requests, re
 			}
 		}
 		var broken bool
-		pid, pidfd, broken, err = s.roundTrip(binary, level, stderr, requests, replies)
+		pid, pidfd, broken, err = s.roundTrip(binary, level, files...)
 		if !broken {
 			return pid, pidfd, err
 		}

@@ -13,7 +13,7 @@ import (
 
 // spawnWorker is not available here: only level strict starts through a Spawner, and
 // it needs Linux.
-func spawnWorker(*Spawner, string, sandbox.Level, *os.File, *os.File, io.Writer) (child, error) {
+func spawnWorker(*Spawner, string, sandbox.Level, []*os.File, io.Writer) (child, error) {
 	return nil, errors.New("worker spawner: needs Linux")
 }
 

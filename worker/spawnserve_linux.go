@@ -34,7 +34,7 @@ func spawnMain() int {
 	defer reaper.Wait()
 	defer close(stop)
 
-	buf, oob := make([]byte, maxSpawnFrame), make([]byte, unix.CmsgSpace(3*4))
+	buf, oob := make([]byte, maxSpawnFrame), make([]byte, unix.CmsgSpace(4*4))
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(fdSpawner, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, unix.EINTR) {
@@ -80,7 +80,7 @@ func spawnOne(msg, oob []byte, null *os.File) (reply []byte, pidfd int) {
 	if err != nil {
 		return fail(err)
 	}
-	if len(f) != 3 || f[0] != frameSpawn || len(fds) != 3 {
+	if len(f) != 3 || f[0] != frameSpawn || len(fds) < 3 || len(fds) > 4 {
 		return fail(fmt.Errorf("unexpected request %q with %d files", msg, len(fds)))
 	}
 	level, binary := sandbox.Level(f[1]), f[2]
@@ -90,7 +90,7 @@ func spawnOne(msg, oob []byte, null *os.File) (reply []byte, pidfd int) {
 	pid, err := syscall.ForkExec(binary, []string{binary, Command}, &syscall.ProcAttr{
 		Dir:   "/",
 		Env:   workerEnv,
-		Files: []uintptr{null.Fd(), null.Fd(), uintptr(fds[0]), uintptr(fds[1]), uintptr(fds[2])},
+		Files: append([]uintptr{null.Fd(), null.Fd()}, uintptrs(fds)...),
 		Sys:   attr,
 	})
 	if err != nil {
@@ -115,4 +115,13 @@ func reapAll() {
 			return // none has ended, or there are no children
 		}
 	}
+}
+
+// uintptrs are fds as ProcAttr.Files takes them.
+func uintptrs(fds []int) []uintptr {
+	out := make([]uintptr, len(fds))
+	for i, fd := range fds {
+		out[i] = uintptr(fd)
+	}
+	return out
 }

@@ -60,11 +60,11 @@ type Config struct {
 	// process of the session remains.
 	IdleExit time.Duration `json:"idle_exit"`
 	// ProxyPort is the TCP port of the runner's proxy on the host loopback, for level
-	// landlock, which has no network namespace to bridge a socket into.
+	// landlock, which has no network namespace of its own.
 	ProxyPort int `json:"proxy_port,omitempty"`
-	// BridgePort is set by stage 1 at level strict: the loopback port inside the
-	// sandbox that it relays to the runner's proxy socket.
-	BridgePort int `json:"bridge_port,omitempty"`
+	// LoopbackPort is set by stage 1 at level strict with network: the port on the
+	// sandbox's loopback where the runner's proxy accepts the tools' connections.
+	LoopbackPort int `json:"loopback_port,omitempty"`
 	// Ready is what stage 1 put in force before it started stage 2.
 	Ready *Ready `json:"ready,omitempty"`
 	// Reaps is set by stage 1 when it became stage 2 by exec: stage 2 is then pid 1 of

@@ -42,16 +42,15 @@ var allowedImports = map[string][]string{
 	"agent/tools":             {"policy", "pathname", "protocol", "textcut", "golang.org/x/sys"},
 	"agent":                   {"agent/tools", "policy", "pathname", "protocol", "textcut", "golang.org/x/sys"},
 	"sandbox":                 kernelLibs,
-	"sandbox/relay":           {"protocol", "golang.org/x/sys"},
-	"sandbox/netproxy":        {"sandbox/relay", "protocol", "golang.org/x/sys"},
+	"sandbox/netproxy":        {"protocol", "golang.org/x/sys"},
 	"sandbox/escape":          {},
-	"worker":                  append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/relay"}, kernelLibs...),
+	"worker":                  append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox"}, kernelLibs...),
 	// mcptest builds mcp-test-server, the stdio server of other packages' tests.
 	"mcpclient/mcptest":                 append([]string{"testbuild"}, mcpLibs...),
 	"mcpclient/mcptest/mcp-test-server": append([]string{"mcpclient/mcptest", "testbuild"}, mcpLibs...),
 	// workertest builds agentrun-worker for other packages' tests.
-	"worker/workertest": append([]string{"worker", "testbuild", "agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/relay"}, kernelLibs...),
-	"mcpclient":         append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/relay", "worker"}, mcpLibs...),
+	"worker/workertest": append([]string{"worker", "testbuild", "agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox"}, kernelLibs...),
+	"mcpclient":         append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "worker"}, mcpLibs...),
 	"runner":            runnerImports,
 	// providers maps a session's settings to a transport client, for the runner; only
 	// cmd wires it (importedOnlyBy).
@@ -69,7 +68,7 @@ var allowedImports = map[string][]string{
 	// agentrun-worker is the worker's code alone: what it does not import (the JSON
 	// Schema compiler, whose package init costs 8 ms, telemetry, the transports) it
 	// never pays for at each of a session's starts.
-	"cmd/agentrun-worker": append([]string{"worker", "agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox", "sandbox/relay"}, kernelLibs...),
+	"cmd/agentrun-worker": append([]string{"worker", "agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox"}, kernelLibs...),
 	"examples":            {"*"},
 	"bench":               {"*"},
 	"bench/floorstage":    {},
@@ -85,7 +84,7 @@ var stdForbidden = map[string][]string{
 }
 
 // runnerImports are what runner may import.
-var runnerImports = append(append([]string{"jobs", "yamljson", "agent", "agent/tools", "policy", "pathname", "sink", "protocol", "textcut", "sandbox", "sandbox/netproxy", "sandbox/relay", "worker",
+var runnerImports = append(append([]string{"jobs", "yamljson", "agent", "agent/tools", "policy", "pathname", "sink", "protocol", "textcut", "sandbox", "sandbox/netproxy", "worker",
 	"mcpclient", "github.com/sourcegraph/conc", "go.uber.org/zap", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text",
 	"go.yaml.in/yaml/v3", "go.uber.org/multierr"}, kernelLibs...), mcpLibs...)
 
@@ -176,10 +175,10 @@ func permitted(dep string, allowed []string) bool {
 
 // goAllowed are the packages whose non-test code may start goroutines: the runner's
 // pool and watchdogs, tool process I/O, the fake server, the worker (its request
-// reader and network bridge), the sandbox's relay (one goroutine per connection) and
-// fuzzguard (the watchdog of one fuzz input).
+// reader), the sandbox's proxy (one goroutine per connection) and fuzzguard (the
+// watchdog of one fuzz input).
 var goAllowed = map[string]bool{"runner": true, "agent/tools": true, "cmd/agentrun": true, "worker": true,
-	"sandbox/relay": true, "fuzzguard": true}
+	"sandbox/netproxy": true, "fuzzguard": true}
 
 // TestGoStatements checks that the go keyword appears only where DESIGN §1 allows it,
 // and that no package has a grab-bag name.

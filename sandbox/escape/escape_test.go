@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -208,12 +209,16 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 		spec.TempDir = realTemp(t)
 		env = append(env, "TMPDIR="+spec.TempDir)
 	}
+	var serve func(net.Listener)
 	if o.allow != nil {
-		serveProxy(t, fx, &spec, &cfg, o)
+		serve = serveProxy(t, &spec, &cfg, o)
 	}
 	cfg.Spec, cfg.Env = spec, env
 	cfg.Hidden = spec.Hidden()
 	fx.client = worker.New(cfg, workertest.Bin(t), nil)
+	if serve != nil {
+		fx.client.SetProxy(serve)
+	}
 	t.Cleanup(func() { assert.NoError(t, fx.client.Close()) })
 	fx.placeholders = []string{
 		"{WS}", fx.ws, "{ROOT}", fx.root, "{OUTDIR}", fx.outside, "{TARGET}", fx.target,

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -279,31 +278,28 @@ print(u.build_opener(h).open('http://127.0.0.1:{PORT}/', timeout=5).read())"`, e
 	})
 }
 
-// serveProxy serves a proxy for the fixture as the runner does: on a unix socket bound
-// into the sandbox at level strict, on a loopback TCP port at level landlock.
-func serveProxy(t *testing.T, fx *fixture, spec *sandbox.Spec, cfg *worker.Config, o options) {
+// serveProxy serves a proxy for the fixture as the runner does: at level strict on
+// the listener each worker makes on the sandbox's loopback and hands over (it returns
+// the function the client gives it to), at level landlock on a host loopback port.
+func serveProxy(t *testing.T, spec *sandbox.Spec, cfg *worker.Config, o options) func(net.Listener) {
 	t.Helper()
 	allow, err := netproxy.ParseAllowlist(o.allow)
 	require.NoError(t, err)
 	proxy := netproxy.New(allow, o.onViolation, nil)
-	var l net.Listener
-	if fx.level == sandbox.LevelStrict {
-		dir, err := os.MkdirTemp("", "esc-net-") // short: a socket path has at most 107 bytes
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = os.RemoveAll(dir) })
-		spec.ProxySocket = filepath.Join(dir, "proxy.sock")
-		l, err = net.Listen("unix", spec.ProxySocket)
-		require.NoError(t, err)
-	} else {
-		l, err = net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = proxy.Serve(ctx, l) })
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()
 	})
+	serve := func(l net.Listener) { wg.Go(func() { _ = proxy.Serve(ctx, l) }) }
+	if spec.Level == sandbox.LevelStrict {
+		spec.Proxied = true
+		return serve
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
+	serve(l)
+	return nil
 }

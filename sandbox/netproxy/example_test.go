@@ -7,34 +7,22 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/agentrun/agentrun/sandbox/netproxy"
-	"github.com/agentrun/agentrun/sandbox/relay"
 )
 
-// The runner serves the proxy on a unix socket; inside the sandbox the worker brings
-// lo up (LoopbackUp) and forwards 127.0.0.1:PORT to that socket, and tools use
-// http://127.0.0.1:PORT as their proxy.
+// The worker of a strict sandbox brings lo up (sandbox.LoopbackUp), listens on
+// 127.0.0.1:PORT inside the sandbox's network namespace and hands the listener over;
+// the runner serves the proxy on it, and tools use http://127.0.0.1:PORT as their
+// proxy.
 func Example() {
-	dir, _ := os.MkdirTemp("", "netproxy")
-	defer func() { _ = os.RemoveAll(dir) }()
-	sock := filepath.Join(dir, "proxy.sock")
-
 	allow, _ := netproxy.ParseAllowlist([]string{".golang.org", "github.com"})
 	p := netproxy.New(allow, func(v netproxy.Violation) { fmt.Println("violation:", v.Kind, v.Target) }, nil)
-	ul, _ := net.Listen("unix", sock)
 	tl, _ := net.Listen("tcp", "127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = p.Serve(ctx, ul) })
-	wg.Go(func() {
-		_ = relay.Forward(ctx, tl, func(ctx context.Context) (net.Conn, error) {
-			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
-		})
-	})
+	wg.Go(func() { _ = p.Serve(ctx, tl) })
 	defer wg.Wait()
 	defer cancel()
 

@@ -1,7 +1,7 @@
 // Package netproxy is the sandbox's only way out: an HTTP proxy (CONNECT and
 // absolute-form requests) that dials only hosts on an allowlist and answers any other
-// with a 403 naming the host and a reported Violation. Package relay carries the
-// sandbox's loopback TCP connections to it over a unix socket.
+// with a 403 naming the host and a reported Violation. At level strict it serves on a
+// listener on the sandbox's own loopback, which the worker makes and hands over.
 package netproxy
 
 import (
@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/agentrun/agentrun/sandbox/relay"
 )
 
 // Violation kinds.
@@ -82,12 +80,12 @@ func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
 			p.mu.Unlock()
 		}()
 	}
-	return relay.Serve(ctx, l, p.handle)
+	return serve(ctx, l, p.handle)
 }
 
 // handle serves one client connection: requests in turn until one fails, closes or
 // becomes a tunnel.
-func (p *Proxy) handle(ctx context.Context, t *relay.Tracker, c net.Conn) {
+func (p *Proxy) handle(ctx context.Context, t *tracker, c net.Conn) {
 	lr := &headerLimit{r: c}
 	br := bufio.NewReaderSize(lr, 4096)
 	var up upstream
@@ -119,7 +117,7 @@ func (p *Proxy) handle(ctx context.Context, t *relay.Tracker, c net.Conn) {
 }
 
 // connect serves a CONNECT: check, dial, answer 200 and splice.
-func (p *Proxy) connect(ctx context.Context, t *relay.Tracker, c net.Conn, br *bufio.Reader, req *http.Request) {
+func (p *Proxy) connect(ctx context.Context, t *tracker, c net.Conn, br *bufio.Reader, req *http.Request) {
 	target := req.RequestURI
 	host, port, err := net.SplitHostPort(target)
 	if err != nil || host == "" || !validPort(port) {
@@ -130,7 +128,7 @@ func (p *Proxy) connect(ctx context.Context, t *relay.Tracker, c net.Conn, br *b
 	if !ok {
 		return
 	}
-	defer t.Remove(up)
+	defer t.remove(up)
 	defer func() { _ = up.Close() }()
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
@@ -140,12 +138,12 @@ func (p *Proxy) connect(ctx context.Context, t *relay.Tracker, c net.Conn, br *b
 		b, _ := br.Peek(n)
 		src = io.MultiReader(bytes.NewReader(b), c)
 	}
-	relay.Splice(c, src, up)
+	splice(c, src, up)
 }
 
 // open checks host:port against the allowlist and the proxy's own addresses and dials
 // it, answering the client itself when it cannot.
-func (p *Proxy) open(ctx context.Context, t *relay.Tracker, c net.Conn, host, port string) (net.Conn, bool) {
+func (p *Proxy) open(ctx context.Context, t *tracker, c net.Conn, host, port string) (net.Conn, bool) {
 	target := net.JoinHostPort(host, port)
 	if !p.allow.Allows(host) {
 		p.refuse(c, http.StatusForbidden, Violation{KindNetworkDenied, target, "host not in " + AllowKey})
@@ -161,7 +159,7 @@ func (p *Proxy) open(ctx context.Context, t *relay.Tracker, c net.Conn, host, po
 		p.refuse(c, http.StatusForbidden, Violation{KindNetworkDenied, target, "the proxy itself"})
 		return nil, false
 	}
-	if !t.Add(up) {
+	if !t.add(up) {
 		return nil, false
 	}
 	return up, true

@@ -9,8 +9,6 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
-
-	"github.com/agentrun/agentrun/sandbox/relay"
 )
 
 // upstream is the connection behind a client connection's plain HTTP requests, kept
@@ -22,9 +20,9 @@ type upstream struct {
 	bw     *bufio.Writer
 }
 
-func (u *upstream) close(t *relay.Tracker) {
+func (u *upstream) close(t *tracker) {
 	if u.conn != nil {
-		t.Remove(u.conn)
+		t.remove(u.conn)
 		_ = u.conn.Close()
 		*u = upstream{}
 	}
@@ -32,7 +30,7 @@ func (u *upstream) close(t *relay.Tracker) {
 
 // forward serves one absolute-form request (GET http://host/path) over up, reporting
 // whether the client connection may carry another.
-func (p *Proxy) forward(ctx context.Context, t *relay.Tracker, c net.Conn, req *http.Request, up *upstream) bool {
+func (p *Proxy) forward(ctx context.Context, t *tracker, c net.Conn, req *http.Request, up *upstream) bool {
 	if !req.URL.IsAbs() {
 		p.refuse(c, http.StatusBadRequest, Violation{KindBadRequest, "", "not a proxy request: want GET http://host/path or CONNECT host:port"})
 		return false

@@ -8,54 +8,42 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"sync"
 	"testing"
 
-	"github.com/agentrun/agentrun/sandbox/relay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// rig is a proxy on a unix socket with a forwarder in front of it on 127.0.0.1, as a
-// sandbox sees them.
+// rig is a proxy on a listener on 127.0.0.1, as the runner serves it on the loopback
+// listener a strict sandbox's worker hands over.
 type rig struct {
-	sock string // the proxy's unix socket
-	fwd  string // the forwarder's host:port
-	mu   sync.Mutex
-	vs   []Violation
+	fwd string // the proxy's host:port, as tools inside the sandbox dial it
+	mu  sync.Mutex
+	vs  []Violation
 }
 
 func newRig(tb testing.TB, allow ...string) *rig {
 	tb.Helper()
 	a, err := ParseAllowlist(allow)
 	require.NoError(tb, err)
-	r := &rig{sock: filepath.Join(tb.TempDir(), "p.sock")}
+	r := &rig{}
 	p := New(a, func(v Violation) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.vs = append(r.vs, v)
 	}, nil)
-	ul, err := net.Listen("unix", r.sock)
-	require.NoError(tb, err)
 	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(tb, err)
 	r.fwd = tl.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	var serveErr, fwdErr error
-	wg.Go(func() { serveErr = p.Serve(ctx, ul) })
-	wg.Go(func() {
-		fwdErr = relay.Forward(ctx, tl, func(ctx context.Context) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", r.sock)
-		})
-	})
+	var serveErr error
+	wg.Go(func() { serveErr = p.Serve(ctx, tl) })
 	tb.Cleanup(func() {
 		cancel()
 		wg.Wait()
 		require.NoError(tb, serveErr)
-		require.NoError(tb, fwdErr)
 	})
 	return r
 }
@@ -113,7 +101,7 @@ func echo(tb testing.TB) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = relay.Serve(ctx, l, func(_ context.Context, _ *relay.Tracker, c net.Conn) { _, _ = io.Copy(c, c) })
+		_ = serve(ctx, l, func(_ context.Context, _ *tracker, c net.Conn) { _, _ = io.Copy(c, c) })
 	})
 	tb.Cleanup(func() { cancel(); wg.Wait() })
 	return l.Addr().String()

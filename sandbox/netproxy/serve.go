@@ -1,9 +1,4 @@
-// Package relay carries TCP connections between a sandbox's loopback and the proxy
-// outside it: an accept loop that owns one goroutine per connection and closes every
-// connection when it stops, a two-way copy with half-closes, and bringing "lo" up in
-// a new network namespace. It links no HTTP stack, so the worker that relays pays for
-// none at each start.
-package relay
+package netproxy
 
 import (
 	"context"
@@ -18,15 +13,15 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 )
 
-// Tracker holds a server's open connections so that stopping closes them all.
-type Tracker struct {
+// tracker holds a server's open connections so that stopping closes them all.
+type tracker struct {
 	mu     sync.Mutex
 	conns  map[net.Conn]struct{}
 	closed bool
 }
 
-// Add tracks c; once the tracker is closed it closes c and returns false.
-func (t *Tracker) Add(c net.Conn) bool {
+// add tracks c; once the tracker is closed it closes c and returns false.
+func (t *tracker) add(c net.Conn) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
@@ -37,14 +32,14 @@ func (t *Tracker) Add(c net.Conn) bool {
 	return true
 }
 
-// Remove stops tracking c, which its handler closes itself.
-func (t *Tracker) Remove(c net.Conn) {
+// remove stops tracking c, which its handler closes itself.
+func (t *tracker) remove(c net.Conn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.conns, c)
 }
 
-func (t *Tracker) closeAll() {
+func (t *tracker) closeAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed = true
@@ -53,11 +48,11 @@ func (t *Tracker) closeAll() {
 	}
 }
 
-// Serve accepts connections on l and runs handle for each in a goroutine it owns,
+// serve accepts connections on l and runs handle for each in a goroutine it owns,
 // until ctx is done or l fails. Then it closes l and every connection handed to
 // t.Add, waits for the handlers and returns nil, or the accept error that stopped it.
-func Serve(ctx context.Context, l net.Listener, handle func(ctx context.Context, t *Tracker, c net.Conn)) error {
-	t := &Tracker{conns: map[net.Conn]struct{}{}}
+func serve(ctx context.Context, l net.Listener, handle func(ctx context.Context, t *tracker, c net.Conn)) error {
+	t := &tracker{conns: map[net.Conn]struct{}{}}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Go(func() {
@@ -82,15 +77,15 @@ func Serve(ctx context.Context, l net.Listener, handle func(ctx context.Context,
 				}
 				break
 			}
-			err = fmt.Errorf("relay: accept: %w", aerr)
+			err = fmt.Errorf("netproxy: accept: %w", aerr)
 			break
 		}
 		backoff = 0
-		if !t.Add(c) {
+		if !t.add(c) {
 			break
 		}
 		wg.Go(func() {
-			defer t.Remove(c)
+			defer t.remove(c)
 			defer func() { _ = c.Close() }()
 			handle(ctx, t, c)
 		})
@@ -107,30 +102,11 @@ func isTemporary(err error) bool {
 		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.ENOBUFS)
 }
 
-// Forward relays each TCP connection accepted on l to a connection opened by dial
-// (in the sandbox, to the proxy's unix socket), both ways with half-closes, until ctx
-// is done or l closes. It closes l and every relayed connection before it returns,
-// waits for every goroutine it started, and returns nil unless accepting failed.
-func Forward(ctx context.Context, l net.Listener, dial func(ctx context.Context) (net.Conn, error)) error {
-	return Serve(ctx, l, func(ctx context.Context, t *Tracker, c net.Conn) {
-		up, err := dial(ctx)
-		if err != nil {
-			return // the client sees its connection closed
-		}
-		if !t.Add(up) {
-			return
-		}
-		defer t.Remove(up)
-		defer func() { _ = up.Close() }()
-		Splice(c, c, up)
-	})
-}
-
-// Splice copies a (read through ar, which may hold bytes already buffered from a)
+// splice copies a (read through ar, which may hold bytes already buffered from a)
 // to b and b to a until both directions end. A direction that ends, cleanly or not,
 // half-closes its destination, so that data already under way the other way (such as
 // an error response to a request the far side stopped reading) still arrives.
-func Splice(a net.Conn, ar io.Reader, b net.Conn) {
+func splice(a net.Conn, ar io.Reader, b net.Conn) {
 	var wg sync.WaitGroup
 	wg.Go(func() { pipe(b, ar) })
 	pipe(a, b)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package relay
+package sandbox
 
 import (
 	"errors"
@@ -10,5 +10,5 @@ import (
 // LoopbackUp brings the interface "lo" up in the current network namespace; network
 // namespaces are Linux-only, so elsewhere it fails.
 func LoopbackUp() error {
-	return errors.New("relay: loopback up: network namespaces need linux, not " + runtime.GOOS)
+	return errors.New("sandbox: loopback up: network namespaces need linux, not " + runtime.GOOS)
 }

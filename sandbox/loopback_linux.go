@@ -1,4 +1,4 @@
-package relay
+package sandbox
 
 import (
 	"fmt"
@@ -11,15 +11,15 @@ import (
 func LoopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return fmt.Errorf("relay: loopback up: socket: %w", err)
+		return fmt.Errorf("sandbox: loopback up: socket: %w", err)
 	}
 	defer func() { _ = unix.Close(fd) }()
 	ifr, err := unix.NewIfreq("lo")
 	if err != nil {
-		return fmt.Errorf("relay: loopback up: %w", err)
+		return fmt.Errorf("sandbox: loopback up: %w", err)
 	}
 	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("relay: loopback up: get flags: %w", err)
+		return fmt.Errorf("sandbox: loopback up: get flags: %w", err)
 	}
 	flags := ifr.Uint16()
 	if flags&unix.IFF_UP != 0 {
@@ -27,7 +27,7 @@ func LoopbackUp() error {
 	}
 	ifr.SetUint16(flags | unix.IFF_UP)
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
-		return fmt.Errorf("relay: loopback up: set flags: %w", err)
+		return fmt.Errorf("sandbox: loopback up: set flags: %w", err)
 	}
 	return nil
 }
