@@ -90,12 +90,12 @@ var floorStage = testbuild.New("floorstage", testbuild.Cmd{File: "floorstage",
 
 // BenchmarkRun1000Floor is BenchmarkRun1000's processes without agentrun: for each of
 // the 1,000 sessions, 100 at a time, a minimal static Go program started in the
-// namespaces the level's worker gets (sandbox.SysProcAttr), which starts itself again
+// namespaces the level's worker gets (sandbox.SysProcAttr), which execs itself again
 // for each further stage; the last waits out the session's model time (4 × 50 ms) and
 // exits. No files, no model, no tools, no confinement. A session's worker is two such
-// starts at least (stages=2), so the wall / ideal this reaches, and its CPU per
-// session, bound from below what BenchmarkRun1000 can reach on this machine; stages=1
-// is the bound for a worker of one process.
+// starts (stages=2: stage 1 execs stage 2), so the wall / ideal this reaches, and its
+// CPU per session, bound from below what BenchmarkRun1000 can reach on this machine;
+// stages=1 is the bound for a worker of one Go start.
 func BenchmarkRun1000Floor(b *testing.B) {
 	for _, level := range sandbox.Levels {
 		for _, stages := range []int{2, 1} {

@@ -5,9 +5,9 @@
 // of agentrun's work. "launch N C D FLAGS S" starts N copies of itself, at most C at a
 // time, each in new namespaces of the clone flags FLAGS (a decimal number; with
 // CLONE_NEWUSER its user is mapped to root there, as a sandbox's is) and each the first
-// of a chain of S stages: a stage starts the next one and waits for it, and the last
-// waits out D (the session's model time) and exits. The launcher exits 0 once every
-// chain has ended well.
+// of a chain of S stages in one process: a stage execs the next one, as a worker's
+// stage 1 becomes its stage 2, and the last waits out D (the session's model time) and
+// exits. The launcher exits 0 once every chain has ended well.
 package main
 
 import (
@@ -45,8 +45,8 @@ func run(args []string) error {
 		if err1 != nil || err2 != nil {
 			return fmt.Errorf("stage: bad arguments %q", args[1:])
 		}
-		if left > 1 {
-			return start(&syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}, "stage", strconv.Itoa(left-1), args[2])
+		if left > 1 { // the next stage replaces this one, as a worker's stage 2 does
+			return syscall.Exec("/proc/self/exe", []string{"floorstage", "stage", strconv.Itoa(left-1), args[2]}, os.Environ())
 		}
 		time.Sleep(d)
 		return nil
