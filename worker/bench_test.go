@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/worker"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
 
 // benchLevels are the levels every worker benchmark runs at, as sub-benchmarks.
@@ -80,7 +81,7 @@ func BenchmarkToolRoundTrip(b *testing.B) {
 	for _, level := range benchLevels {
 		b.Run(string(level), func(b *testing.B) {
 			cfg := benchConfig(b, level)
-			c := worker.New(cfg, os.Args[0], nil)
+			c := worker.New(cfg, workertest.Bin(b), nil)
 			defer func() {
 				if err := c.Close(); err != nil {
 					b.Error(err)
@@ -119,9 +120,11 @@ func BenchmarkToolRoundTrip(b *testing.B) {
 }
 
 // BenchmarkSandboxStart is a session's sandbox from nothing: a new client, whose first
-// call (a Read) starts the worker (the binary executed twice, the root built at level
-// strict, the process confined), then Close, which waits for the worker's exit.
+// call (a Read) starts the worker (agentrun-worker as the release builds it, executed
+// twice, the root built at level strict, the process confined), then Close, which
+// waits for the worker's exit. The tool round trips run in the same binary.
 func BenchmarkSandboxStart(b *testing.B) {
+	bin := workertest.Bin(b)
 	for _, level := range benchLevels {
 		b.Run(string(level), func(b *testing.B) {
 			cfg := benchConfig(b, level)
@@ -131,7 +134,7 @@ func BenchmarkSandboxStart(b *testing.B) {
 			var d, first, closing durations
 			for b.Loop() {
 				t0 := time.Now()
-				c := worker.New(cfg, os.Args[0], nil)
+				c := worker.New(cfg, bin, nil)
 				r := c.RunTool(ctx, "Read", read)
 				t1 := time.Now()
 				err := c.Close()
