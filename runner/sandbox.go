@@ -124,7 +124,7 @@ type sandboxRequest struct {
 type Sandbox struct {
 	client  *worker.Client
 	level   sandbox.Level
-	tempDir string
+	tempDir string // level landlock: the tools' TMPDIR, removed at close
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 }
@@ -251,15 +251,6 @@ func (sb *Sandbox) serveProxy(ctx context.Context, allowed []string, onViolation
 	return nil, nil
 }
 
-// tempDirs records one more folder to remove at close.
-func (sb *Sandbox) tempDirs(dir string) {
-	if sb.tempDir == "" {
-		sb.tempDir = dir
-		return
-	}
-	sb.tempDir += string(os.PathListSeparator) + dir
-}
-
 // Planned is the sandbox record of session_start: the level and the layers it puts in
 // force once the worker starts.
 func (sb *Sandbox) Planned() *protocol.Sandbox {
@@ -304,8 +295,8 @@ func (sb *Sandbox) Close() error {
 		sb.cancel()
 	}
 	sb.wg.Wait()
-	for _, d := range filepath.SplitList(sb.tempDir) {
-		_ = os.RemoveAll(d)
+	if sb.tempDir != "" {
+		_ = os.RemoveAll(sb.tempDir)
 	}
 	return err
 }

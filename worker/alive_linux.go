@@ -5,22 +5,13 @@ import (
 	"strconv"
 )
 
-// othersAlive reports whether a process of the session other than the worker's own
-// still runs: anything in the pid namespace (level strict), or a child of the reaper
-// (which adopts orphans as a subreaper). The reaper is this process when reaps is
-// set, else its parent, stage 1.
-func othersAlive(namespace, reaps bool) bool {
-	self, reaper := os.Getpid(), os.Getppid()
-	if reaps {
-		reaper = self
-	}
+// othersAlive reports whether a process of the session other than the worker still
+// runs: anything in the pid namespace (level strict), or a child of the worker, which
+// adopts orphans as a subreaper.
+func othersAlive(namespace bool) bool {
+	self := os.Getpid()
 	if !namespace {
-		for _, k := range Children(reaper) {
-			if k != self {
-				return true
-			}
-		}
-		return reaper != self && len(Children(self)) > 0
+		return len(Children(self)) > 0
 	}
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -28,7 +19,7 @@ func othersAlive(namespace, reaps bool) bool {
 	}
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self || pid == reaper {
+		if err != nil || pid == self {
 			continue
 		}
 		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && !zombie(st) {

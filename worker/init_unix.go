@@ -100,10 +100,8 @@ func initMain() int {
 	if execInPlace {
 		// Nothing of stage 1 has to outlive stage 2's start: this process becomes
 		// stage 2, and reaps what it adopts itself.
-		cfg.Reaps = true
 		return fail(becomeStage2(cfg.Spec.Workspace, encodeJSON(cfg)))
 	}
-	cfg.Reaps = false // stage 1 stays, and reaps
 	raw = encodeJSON(cfg)
 	cfgR, cfgW, err := os.Pipe()
 	if err != nil {

@@ -69,14 +69,15 @@ func serveMain(args []string) int {
 	s.env = tools.Env{Workspace: cfg.Spec.Workspace, Home: cfg.Spec.Home, Timeout: cfg.Timeout,
 		ProcEnv: append(slices.Clone(cfg.Env), extra...), MaxOutput: cfg.MaxOutput, KeepBackground: true}
 	s.env.Policy, _ = policy.Parse(cfg.BashMode) // an invalid mode denies everything
-	if !cfg.Reaps {
+	if !execInPlace {
+		// Stage 1 stays, and reaps.
 		if err := s.send(frameReady, encodeJSON(ready)); err != nil {
 			return 1
 		}
 		return s.serve(ctx, in)
 	}
-	// This process adopts the session's orphans: it reaps them while it serves, and
-	// ends what is left when it stops, as stage 1 does when it stays.
+	// This process, which stage 1 became, adopts the session's orphans: it reaps them
+	// while it serves, and ends what is left when it stops.
 	reaper := newOrphans()
 	s.env.Procs = reaper
 	var wg sync.WaitGroup
@@ -191,7 +192,7 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 			}
 			idle.Reset(s.idleExit())
 		case <-idleC:
-			if othersAlive(s.cfg.Spec.Level == sandbox.LevelStrict, s.cfg.Reaps) {
+			if othersAlive(s.cfg.Spec.Level == sandbox.LevelStrict) {
 				idle.Reset(s.idleExit())
 				continue
 			}

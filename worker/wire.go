@@ -67,10 +67,6 @@ type Config struct {
 	LoopbackPort int `json:"loopback_port,omitempty"`
 	// Ready is what stage 1 put in force before it started stage 2.
 	Ready *Ready `json:"ready,omitempty"`
-	// Reaps is set by stage 1 when it became stage 2 by exec: stage 2 is then pid 1 of
-	// the sandbox or the subreaper, which reaps the orphans it adopts and, at its end,
-	// kills what is left of the session.
-	Reaps bool `json:"reaps,omitempty"`
 }
 
 // Ready is what the worker reports once confined.

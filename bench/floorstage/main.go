@@ -46,7 +46,7 @@ func run(args []string) error {
 			return fmt.Errorf("stage: bad arguments %q", args[1:])
 		}
 		if left > 1 { // the next stage replaces this one, as a worker's stage 2 does
-			return syscall.Exec("/proc/self/exe", []string{"floorstage", "stage", strconv.Itoa(left-1), args[2]}, os.Environ())
+			return syscall.Exec("/proc/self/exe", []string{"floorstage", "stage", strconv.Itoa(left - 1), args[2]}, os.Environ())
 		}
 		time.Sleep(d)
 		return nil
