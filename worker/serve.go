@@ -142,7 +142,9 @@ func (s *server) serve(ctx context.Context, in *os.File) int {
 	})
 	idle := time.NewTimer(s.idleExit())
 	defer idle.Stop()
-	done := make(chan []string)
+	// One call at a time, so a buffer of one lets a call end after serve has returned
+	// (its input ended mid-call) instead of blocking the wait for it.
+	done := make(chan []string, 1)
 	var cur *call
 	heard := false // a frame has come
 	var running sync.WaitGroup

@@ -81,7 +81,8 @@ func waitEnded(t *testing.T, pid int) {
 	deadline := time.Now().Add(30 * time.Second)
 	var n int
 	for {
-		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(time.Until(deadline).Milliseconds()))
+		// Past the deadline the wait is 0, not negative (which would wait for ever).
+		n, err = unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(max(0, time.Until(deadline).Milliseconds())))
 		if !errors.Is(err, unix.EINTR) { // a signal to this process (the runtime's preemption, SIGCHLD)
 			break
 		}

@@ -41,8 +41,19 @@ func becomeStage2(dir, raw string) error {
 	if err := os.Chdir(dir); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
-	err = syscall.Exec("/proc/self/exe", []string{"agentrun-worker", Command, "serve", strconv.Itoa(fd)}, workerEnv)
-	return fmt.Errorf("start worker: %w", err)
+	return execDyingWithParent("/proc/self/exe", []string{"agentrun-worker", Command, "serve", strconv.Itoa(fd)}, workerEnv)
+}
+
+// execDyingWithParent execs path on the calling thread, keeping the process's
+// parent-death signal: the kernel keeps it per thread, and an exec keeps only the
+// thread that calls it, whose setting is its own, not the one the process's start gave
+// its first thread. So the calling thread sets SIGKILL first; should the parent die
+// before that, the first thread's setting still ends the process.
+func execDyingWithParent(path string, argv, env []string) error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("start worker: die with the parent: %w", err)
+	}
+	return fmt.Errorf("start worker: %w", syscall.Exec(path, argv, env))
 }
 
 // nameStage2 gives this process the name agentrun-worker in the process table, which

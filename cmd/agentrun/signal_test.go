@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -99,6 +100,17 @@ func TestE2ESignalKillResume(t *testing.T) {
 		require.NoError(t, probe.Remove())
 		require.NotEmpty(t, killed, "the killed run left its sessions' cgroups")
 	}
+	// Its workers die with it too (their parent-death signal), each with its pid
+	// namespace, which on a loaded machine takes a moment: the resumed run removes
+	// only the cgroups they have left.
+	waitFor(t, "the killed run's workers to end", func() bool {
+		for _, dir := range killed {
+			if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil && len(bytes.TrimSpace(b)) > 0 {
+				return false
+			}
+		}
+		return true
+	})
 
 	o := agentrun(t, invocation{bin: leakBin(t), args: runArgs(spec, out, "--resume"), env: env})
 	t.Logf("resumed in %s", o.elapsed.Round(10*time.Millisecond))
