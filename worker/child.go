@@ -33,7 +33,8 @@ func (c execChild) wait() error { return c.cmd.Wait() }
 func (c execChild) kill() error { return c.cmd.Process.Signal(syscall.SIGKILL) }
 
 // execWorker starts binary as a worker at level, with files as its fds from 3 on
-// (workerFiles); what it writes to its stderr goes to w.
+// (fdRequests, fdReplies and, at level strict with network, fdHandOff); what it
+// writes to its stderr goes to w.
 func execWorker(binary string, level sandbox.Level, files []*os.File, w io.Writer) (child, error) {
 	cmd := exec.Command(binary, Command)
 	cmd.Env = workerEnv

@@ -13,7 +13,8 @@ import (
 )
 
 // spawnWorker starts a worker at level through s, with files as its fds from 3 on
-// (workerFiles); what it writes to its stderr goes to w.
+// (fdRequests, fdReplies and, at level strict with network, fdHandOff); what it
+// writes to its stderr goes to w.
 func spawnWorker(s *Spawner, binary string, level sandbox.Level, files []*os.File, w io.Writer) (child, error) {
 	r, wr, err := os.Pipe()
 	if err != nil {

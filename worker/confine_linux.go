@@ -12,12 +12,13 @@ import (
 )
 
 // confineThread applies every layer of cfg's level to the calling thread of stage 1,
-// right before that thread becomes (or starts) stage 2, which inherits them all: the rlimits and
-// non-dumpability (of the whole process), no capabilities, no_new_privs, the Landlock
-// domain and the seccomp filter. Confining one thread and then exec'ing costs plain
-// system calls, where confining a running Go process stops every one of its threads for
-// each step. It locks the calling goroutine to its thread for good: the exec that
-// makes this process stage 2 keeps only that thread. It returns the layers in force.
+// right before that thread becomes (or starts) stage 2, which inherits them all: the
+// rlimits and non-dumpability (of the whole process), no capabilities, no_new_privs,
+// the Landlock domain and the seccomp filter. Confining one thread and then exec'ing
+// costs plain system calls, where confining a running Go process stops every one of
+// its threads for each step. It locks the calling goroutine to its thread for good:
+// the exec that makes this process stage 2 keeps only that thread. It returns the
+// layers in force.
 func confineThread(cfg Config) (Ready, error) {
 	runtime.LockOSThread() // never unlocked: the thread is changed for good
 	s := cfg.Spec

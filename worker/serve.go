@@ -69,28 +69,23 @@ func serveMain(args []string) int {
 	s.env = tools.Env{Workspace: cfg.Spec.Workspace, Home: cfg.Spec.Home, Timeout: cfg.Timeout,
 		ProcEnv: append(slices.Clone(cfg.Env), extra...), MaxOutput: cfg.MaxOutput, KeepBackground: true}
 	s.env.Policy, _ = policy.Parse(cfg.BashMode) // an invalid mode denies everything
-	if !execInPlace {
-		// Stage 1 stays, and reaps.
-		if err := s.send(frameReady, encodeJSON(ready)); err != nil {
-			return 1
-		}
-		return s.serve(ctx, in)
+	if execInPlace {
+		// This process, which stage 1 became, adopts the session's orphans: it reaps
+		// them while it serves, and ends what is left when it stops. (Where stage 1
+		// stays, it reaps.)
+		reaper := newOrphans()
+		s.env.Procs = reaper
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		wg.Go(func() { onChildExit(stop, reaper.reap) })
+		defer killRest(cfg.Spec.Level == sandbox.LevelStrict)
+		defer wg.Wait()
+		defer close(stop)
 	}
-	// This process, which stage 1 became, adopts the session's orphans: it reaps them
-	// while it serves, and ends what is left when it stops.
-	reaper := newOrphans()
-	s.env.Procs = reaper
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	wg.Go(func() { onChildExit(stop, reaper.reap) })
-	code := 1
-	if s.send(frameReady, encodeJSON(ready)) == nil {
-		code = s.serve(ctx, in)
+	if err := s.send(frameReady, encodeJSON(ready)); err != nil {
+		return 1
 	}
-	close(stop)
-	wg.Wait()
-	killRest(cfg.Spec.Level == sandbox.LevelStrict)
-	return code
+	return s.serve(ctx, in)
 }
 
 // server answers one runner.

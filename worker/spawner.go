@@ -10,7 +10,7 @@ import (
 
 // Frames between a Spawner and its process, one to a message of a SOCK_SEQPACKET pair.
 const (
-	frameSpawn   = "SPAWN"   // runner → spawner: level, binary; its stderr and its fds from 3 on (workerFiles) as rights
+	frameSpawn   = "SPAWN"   // runner → spawner: level, binary; its stderr and its fds from 3 on as rights
 	frameSpawned = "SPAWNED" // spawner → runner: pid; its pidfd as a right
 	// A spawner that cannot start a worker replies frameFail and why.
 )
