@@ -237,17 +237,17 @@ func (sb *Sandbox) serveProxy(ctx context.Context, allowed []string, onViolation
 		return nil, fmt.Errorf("sandbox: network.allow: %w", err)
 	}
 	proxy := netproxy.New(allow, onViolation, nil)
-	serve := func(l net.Listener) { sb.wg.Go(func() { _ = proxy.Serve(ctx, l) }) }
 	if spec.Level == sandbox.LevelStrict {
 		spec.Proxied = true
-		return serve, nil
+		// Each worker hands over a listener of the sandbox's own loopback.
+		return func(l net.Listener) { sb.wg.Go(func() { _ = proxy.ServeForeign(ctx, l) }) }, nil
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: proxy: %w", err)
 	}
 	cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
-	serve(l)
+	sb.wg.Go(func() { _ = proxy.Serve(ctx, l) })
 	return nil, nil
 }
 

@@ -292,14 +292,14 @@ func serveProxy(t *testing.T, spec *sandbox.Spec, cfg *worker.Config, o options)
 		cancel()
 		wg.Wait()
 	})
-	serve := func(l net.Listener) { wg.Go(func() { _ = proxy.Serve(ctx, l) }) }
 	if spec.Level == sandbox.LevelStrict {
 		spec.Proxied = true
-		return serve
+		// Each worker hands over a listener of the sandbox's own loopback.
+		return func(l net.Listener) { wg.Go(func() { _ = proxy.ServeForeign(ctx, l) }) }
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
-	serve(l)
+	wg.Go(func() { _ = proxy.Serve(ctx, l) })
 	return nil
 }

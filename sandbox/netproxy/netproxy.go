@@ -67,7 +67,8 @@ func New(allow Allowlist, onViolation func(Violation), dial func(ctx context.Con
 
 // Serve serves proxy requests on l until ctx is done or l closes. It closes l and
 // every connection it opened before it returns, waits for every goroutine it started,
-// and returns nil unless accepting failed.
+// and returns nil unless accepting failed. A request for l's own address is refused:
+// the proxy would dial itself.
 func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
 	if a, ok := l.Addr().(*net.TCPAddr); ok {
 		k := a.String()
@@ -80,6 +81,14 @@ func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
 			p.mu.Unlock()
 		}()
 	}
+	return serve(ctx, l, p.handle)
+}
+
+// ServeForeign is Serve for a listener in another network namespace than the one the
+// proxy dials from (a sandbox's loopback, whose worker handed the listener over): its
+// address there names something else here, which the allowlist may let a tool reach,
+// so it is not one of the proxy's own.
+func (p *Proxy) ServeForeign(ctx context.Context, l net.Listener) error {
 	return serve(ctx, l, p.handle)
 }
 
