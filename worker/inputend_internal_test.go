@@ -45,7 +45,7 @@ func TestInputEndDuringACallEndsTheWorker(t *testing.T) {
 			t.Cleanup(func() {
 				if !exited {
 					_ = p.child.kill()
-					<-ended
+					t.Logf("killed: %v", <-ended)
 				}
 				_ = p.rep.Close()
 				<-p.readDone
