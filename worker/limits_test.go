@@ -56,6 +56,7 @@ func TestForkBombIsContained(t *testing.T) {
 	in, err := json.Marshal(map[string]any{"command": `:(){ :|:& };: ; echo survived`, "timeout": 4000})
 	require.NoError(t, err)
 	r := c.RunTool(context.Background(), "Bash", in)
+	require.NotContains(t, r.Content, "worker: stopped answering", "the worker outlived the bomb")
 	assert.Positive(t, cgroupCounter(t, dir, "pids.events", "max"), "the bomb ran into the session's limit: %.300s", r.Content)
 	if peak, err := os.ReadFile(filepath.Join(dir, "pids.peak")); err == nil { // Linux 6.13 and later
 		n, err := strconv.Atoi(strings.TrimSpace(string(peak)))

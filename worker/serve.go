@@ -24,6 +24,7 @@ import (
 // requests until its input ends or it exits idle.
 func serveMain(args []string) int {
 	nameStage2()
+	reserveThreads(spareThreads)
 	// Non-blocking descriptors make pollable Files, whose Close ends a Read blocked in
 	// another goroutine: the request reader stops when the worker exits idle.
 	_ = syscall.SetNonblock(fdRequests, true)
