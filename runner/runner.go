@@ -25,6 +25,7 @@ import (
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/sandbox/netproxy"
 	"github.com/agentrun/agentrun/sink"
 	"github.com/agentrun/agentrun/worker"
 )
@@ -127,6 +128,10 @@ type Runner struct {
 
 	probeOnce sync.Once
 	probe     sandbox.Report
+
+	// proxies are the network proxies of every session the runner runs: none lets a
+	// tool through to another's listener, and on to that session's allowlist.
+	proxies *netproxy.Group
 }
 
 // New returns a runner.
@@ -158,7 +163,7 @@ func New(opts Options) *Runner {
 	if opts.LookupEnv == nil {
 		opts.LookupEnv = os.LookupEnv
 	}
-	return &Runner{opts: opts, log: opts.Log}
+	return &Runner{opts: opts, log: opts.Log, proxies: netproxy.NewGroup()}
 }
 
 // newRunID is a session id: the seed's date and time, and 8 random hex digits so that

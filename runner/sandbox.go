@@ -133,8 +133,9 @@ type Sandbox struct {
 func (sb *Sandbox) Client() *worker.Client { return sb.client }
 
 // newSandbox prepares a session's sandbox; the worker process itself starts at the
-// first tool call or check. onViolation hears of refused connections.
-func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
+// first tool call or check. Its proxy is one of proxies, the run's, which refuse each
+// other; onViolation hears of refused connections.
+func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, proxies *netproxy.Group, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
 	level := req.Level
 	if level == "" {
 		level = rep.Best()
@@ -182,15 +183,20 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, act
 		spec.TempDir = sb.tempDir
 		env = append(env, "TMPDIR="+sb.tempDir)
 	}
-	var serveOnLoopback func(net.Listener) // level strict: the proxy, on each worker's loopback listener
-	if mode.Network != 0 && level != sandbox.LevelOff {
-		if serveOnLoopback, err = sb.serveProxy(ctx, req.Allow, onViolation, &spec, &cfg); err != nil {
-			_ = sb.Close()
-			return nil, err
-		}
-	}
 	cfg.Spec, cfg.Env = spec, env
 	cfg.Hidden = spec.Hidden(append(slices.Clone(req.Hidden), opts.Hidden...)...)
+	var serveOnLoopback func(net.Listener) // level strict: the proxy, on each worker's loopback listener
+	if mode.Network != 0 && level != sandbox.LevelOff {
+		allow, err := netproxy.ParseAllowlist(req.Allow)
+		if err != nil {
+			_ = sb.Close()
+			return nil, fmt.Errorf("sandbox: network.allow: %w", err)
+		}
+		if serveOnLoopback, err = worker.ServeProxy(ctx, &sb.wg, proxies.New(allow, onViolation, nil), &cfg); err != nil {
+			_ = sb.Close()
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	binary := opts.Binary
 	if binary == "" {
 		if binary, err = worker.Executable(); err != nil {
@@ -216,7 +222,7 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden}
-	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), activity, onViolation)
+	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation)
 	if err == nil && st.spawner != nil {
 		sb.client.SetSpawner(st.spawner)
 	}
@@ -225,30 +231,6 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		sb.client.SetRequestEnv(o.Telemetry.ProcessEnv)
 	}
 	return sb, err
-}
-
-// serveProxy starts the network proxy of a sandbox. At level strict it returns the
-// function that serves it on each worker's listener on the sandbox's loopback, which
-// the worker hands over (Spec.Proxied); at level landlock it listens on a port of the
-// host's loopback itself.
-func (sb *Sandbox) serveProxy(ctx context.Context, allowed []string, onViolation func(netproxy.Violation), spec *sandbox.Spec, cfg *worker.Config) (func(net.Listener), error) {
-	allow, err := netproxy.ParseAllowlist(allowed)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: network.allow: %w", err)
-	}
-	proxy := netproxy.New(allow, onViolation, nil)
-	if spec.Level == sandbox.LevelStrict {
-		spec.Proxied = true
-		// Each worker hands over a listener of the sandbox's own loopback.
-		return func(l net.Listener) { sb.wg.Go(func() { _ = proxy.ServeForeign(ctx, l) }) }, nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: proxy: %w", err)
-	}
-	cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
-	sb.wg.Go(func() { _ = proxy.Serve(ctx, l) })
-	return nil, nil
 }
 
 // Planned is the sandbox record of session_start: the level and the layers it puts in

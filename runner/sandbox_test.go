@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
@@ -172,6 +174,62 @@ jobs:
 			found = true
 			assert.Contains(t, line, `"kind":"network_denied"`)
 			assert.Contains(t, line, `"target":"probe.invalid:`)
+		}
+	}
+	assert.True(t, found, "events.jsonl has a sandbox_violation:\n%s", events)
+}
+
+// TestRunRefusesChainedProxies runs two sessions at level landlock at once, whose
+// proxies both listen on the host's loopback. The chainer's allowlist holds 127.0.0.1;
+// its tool tunnels through its own proxy into the peer's, to reach a server on
+// 127.0.0.2 that only the peer's allowlist holds. The runner's proxies refuse each
+// other: the server never sees a request, nothing lands in the chainer's workspace,
+// and its events.jsonl records the violation.
+func TestRunRefusesChainedProxies(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelLandlock)
+	var hits atomic.Int32
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte("peer-only page"))
+	}))
+	srv.Listener = l
+	srv.Start()
+	defer srv.Close()
+	dir := t.TempDir()
+	chain := filepath.Join(dir, "chain")
+	require.NoError(t, os.Mkdir(chain, 0o755))
+	for _, f := range []string{"port", "done"} {
+		require.NoError(t, unix.Mkfifo(filepath.Join(chain, f), 0o600))
+	}
+	spec := writeSpec(t, dir, `version: 1
+concurrency: 2
+defaults:
+  sandbox: {level: landlock, writable: ["`+chain+`"]}
+  tool_timeout: 30s
+  env: {CHAIN_DIR: "`+chain+`", CHAIN_TARGET: "`+l.Addr().String()+`"}
+jobs:
+  - {id: peer, model: chainpeer, prompt: Hand over., network: {allow: [127.0.0.2]}, workspace: {dir: ., mode: copy}}
+  - {id: chainer, model: chainer, prompt: Chain., network: {allow: [127.0.0.1]}, workspace: {dir: ., mode: copy}}
+`)
+	out := filepath.Join(dir, "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Equal(t, 2, sum.Totals.Passed, sum.Text())
+	assert.Zero(t, hits.Load(), "the peer's allowlisted server was reached through the chainer's proxy")
+	assert.NoFileExists(t, filepath.Join(out, runner.WorkspacesDir, "chainer", "fetched.txt"))
+	events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "chainer", runner.EventsFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(events), "hop 1: HTTP/1.1 403", "the chainer's proxy refused the first hop")
+	var found bool
+	for _, line := range strings.Split(string(events), "\n") {
+		if strings.Contains(line, `"type":"sandbox_violation"`) {
+			found = true
+			assert.Contains(t, line, `"kind":"network_denied"`)
+			assert.Contains(t, line, `"target":"127.0.0.1:`)
 		}
 	}
 	assert.True(t, found, "events.jsonl has a sandbox_violation:\n%s", events)

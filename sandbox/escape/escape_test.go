@@ -209,12 +209,12 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 		spec.TempDir = realTemp(t)
 		env = append(env, "TMPDIR="+spec.TempDir)
 	}
-	var serve func(net.Listener)
-	if o.allow != nil {
-		serve = serveProxy(t, &spec, &cfg, o)
-	}
 	cfg.Spec, cfg.Env = spec, env
 	cfg.Hidden = spec.Hidden()
+	var serve func(net.Listener)
+	if o.allow != nil {
+		serve = serveProxy(t, &cfg, o)
+	}
 	fx.client = worker.New(cfg, workertest.Bin(t), nil)
 	if serve != nil {
 		fx.client.SetProxy(serve)

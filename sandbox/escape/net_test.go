@@ -278,28 +278,19 @@ print(u.build_opener(h).open('http://127.0.0.1:{PORT}/', timeout=5).read())"`, e
 	})
 }
 
-// serveProxy serves a proxy for the fixture as the runner does: at level strict on
-// the listener each worker makes on the sandbox's loopback and hands over (it returns
-// the function the client gives it to), at level landlock on a host loopback port.
-func serveProxy(t *testing.T, spec *sandbox.Spec, cfg *worker.Config, o options) func(net.Listener) {
+// serveProxy serves a proxy for the fixture as the runner does (worker.ServeProxy),
+// until the test ends.
+func serveProxy(t *testing.T, cfg *worker.Config, o options) func(net.Listener) {
 	t.Helper()
 	allow, err := netproxy.ParseAllowlist(o.allow)
 	require.NoError(t, err)
-	proxy := netproxy.New(allow, o.onViolation, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
 		cancel()
 		wg.Wait()
 	})
-	if spec.Level == sandbox.LevelStrict {
-		spec.Proxied = true
-		// Each worker hands over a listener of the sandbox's own loopback.
-		return func(l net.Listener) { wg.Go(func() { _ = proxy.ServeForeign(ctx, l) }) }
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	serve, err := worker.ServeProxy(ctx, &wg, netproxy.New(allow, o.onViolation, nil), cfg)
 	require.NoError(t, err)
-	cfg.ProxyPort = l.Addr().(*net.TCPAddr).Port
-	wg.Go(func() { _ = proxy.Serve(ctx, l) })
-	return nil
+	return serve
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -19,7 +18,7 @@ import (
 func Example() {
 	allow, _ := netproxy.ParseAllowlist([]string{".golang.org", "github.com"})
 	p := netproxy.New(allow, func(v netproxy.Violation) { fmt.Println("violation:", v.Kind, v.Target) }, nil)
-	tl, _ := net.Listen("tcp", "127.0.0.1:0")
+	tl, _ := p.Listen("127.0.0.1:0")
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = p.Serve(ctx, tl) })

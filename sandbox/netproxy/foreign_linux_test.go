@@ -59,10 +59,10 @@ func listenElsewhere(t *testing.T, addr string) (net.Listener, net.Conn) {
 	return m.l, m.c
 }
 
-// TestServeForeign checks that a listener of another network namespace, which has the
+// TestForeignListener checks that a listener of another network namespace, which has the
 // same address there as an allowed service on the proxy's loopback, does not make that
 // service "the proxy itself": a tool behind the sandbox's loopback reaches it.
-func TestServeForeign(t *testing.T) {
+func TestForeignListener(t *testing.T) {
 	up := echo(t) // 127.0.0.1:P here
 	l, c := listenElsewhere(t, up)
 	allow, err := ParseAllowlist([]string{"127.0.0.1"})
@@ -72,7 +72,7 @@ func TestServeForeign(t *testing.T) {
 	p := New(allow, func(v Violation) { mu.Lock(); vs = append(vs, v); mu.Unlock() }, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	wg.Go(func() { _ = p.ServeForeign(ctx, l) })
+	wg.Go(func() { _ = p.Serve(ctx, l) })
 	defer func() { cancel(); wg.Wait() }()
 
 	_, err = io.WriteString(c, connectRequest(up))

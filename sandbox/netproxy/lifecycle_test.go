@@ -73,11 +73,11 @@ func TestServeListenerClosed(t *testing.T) {
 }
 
 func TestLoopRefused(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
 	var mu sync.Mutex
 	var vs []Violation
 	p := New(Allowlist{}, func(v Violation) { mu.Lock(); vs = append(vs, v); mu.Unlock() }, nil)
+	l, err := p.Listen("127.0.0.1:0")
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = p.Serve(ctx, l) })

@@ -21,7 +21,7 @@ import (
 // Violation kinds.
 const (
 	// KindNetworkDenied is a connection to a host that is not on the allowlist, or to
-	// the proxy itself.
+	// the proxy itself or another of its group.
 	KindNetworkDenied = "network_denied"
 	// KindBadRequest is a request the proxy cannot parse or does not serve.
 	KindBadRequest = "bad_request"
@@ -46,49 +46,52 @@ type Proxy struct {
 	allow       Allowlist
 	onViolation func(Violation)
 	dial        func(ctx context.Context, network, addr string) (net.Conn, error)
-
-	mu    sync.Mutex
-	addrs map[string]*net.TCPAddr // TCP addresses being served, for loop detection
+	group       *Group // the proxies whose listeners this one refuses to dial
 }
 
-// New returns a proxy that allows hosts on allow, reports refusals to onViolation
-// (which may be nil; it is called from connection goroutines, concurrently) and dials
-// upstream with dial (nil: a net.Dialer with a 10s timeout, resolving names here,
-// since the sandbox has no DNS).
+// defaultDialTimeout bounds a dial upstream by the default dialer.
+const defaultDialTimeout = 10 * time.Second
+
+// Detail of a refused connection to a listener of the proxy or of its group.
+const (
+	detailSelf  = "the proxy itself"
+	detailGroup = "another session's proxy"
+)
+
+// New returns a proxy of a group of its own (Group.New).
 func New(allow Allowlist, onViolation func(Violation), dial func(ctx context.Context, network, addr string) (net.Conn, error)) *Proxy {
-	if onViolation == nil {
-		onViolation = func(Violation) {}
+	return NewGroup().New(allow, onViolation, dial)
+}
+
+// Listen listens on addr (host:port of TCP) for the proxy and returns the listener to
+// Serve. From the moment Listen returns until the listener closes, a request for its
+// address from any proxy of the group is refused: the proxy would dial itself, or hand
+// the tool another session's allowlist. A listener made elsewhere (a worker's, in its
+// sandbox's own network namespace, where its address names something else) is served
+// as well but is not one of the group's.
+func (p *Proxy) Listen(addr string) (net.Listener, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
 	}
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: 10 * time.Second}).DialContext
-	}
-	return &Proxy{allow: allow, onViolation: onViolation, dial: dial, addrs: map[string]*net.TCPAddr{}}
+	return &owned{Listener: l, forget: sync.OnceFunc(p.group.add(l.Addr().(*net.TCPAddr), p))}, nil
+}
+
+// owned is a listener of the proxy's group, which leaves the group when it closes.
+type owned struct {
+	net.Listener
+	forget func()
+}
+
+func (o *owned) Close() error {
+	o.forget()
+	return o.Listener.Close()
 }
 
 // Serve serves proxy requests on l until ctx is done or l closes. It closes l and
 // every connection it opened before it returns, waits for every goroutine it started,
-// and returns nil unless accepting failed. A request for l's own address is refused:
-// the proxy would dial itself.
+// and returns nil unless accepting failed.
 func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
-	if a, ok := l.Addr().(*net.TCPAddr); ok {
-		k := a.String()
-		p.mu.Lock()
-		p.addrs[k] = a
-		p.mu.Unlock()
-		defer func() {
-			p.mu.Lock()
-			delete(p.addrs, k)
-			p.mu.Unlock()
-		}()
-	}
-	return serve(ctx, l, p.handle)
-}
-
-// ServeForeign is Serve for a listener in another network namespace than the one the
-// proxy dials from (a sandbox's loopback, whose worker handed the listener over): its
-// address there names something else here, which the allowlist may let a tool reach,
-// so it is not one of the proxy's own.
-func (p *Proxy) ServeForeign(ctx context.Context, l net.Listener) error {
 	return serve(ctx, l, p.handle)
 }
 
@@ -150,8 +153,8 @@ func (p *Proxy) connect(ctx context.Context, t *tracker, c net.Conn, br *bufio.R
 	splice(c, src, up)
 }
 
-// open checks host:port against the allowlist and the proxy's own addresses and dials
-// it, answering the client itself when it cannot.
+// open checks host:port against the allowlist and the group's addresses and dials it,
+// answering the client itself when it cannot.
 func (p *Proxy) open(ctx context.Context, t *tracker, c net.Conn, host, port string) (net.Conn, bool) {
 	target := net.JoinHostPort(host, port)
 	if !p.allow.Allows(host) {
@@ -163,9 +166,13 @@ func (p *Proxy) open(ctx context.Context, t *tracker, c net.Conn, host, port str
 		reply(c, http.StatusBadGateway, fmt.Sprintf("agentrun sandbox: connection to %s failed: %v\n", target, err))
 		return nil, false
 	}
-	if p.isSelf(up) {
+	if s := p.group.server(up); s != nil {
 		_ = up.Close()
-		p.refuse(c, http.StatusForbidden, Violation{KindNetworkDenied, target, "the proxy itself"})
+		detail := detailGroup
+		if s == p {
+			detail = detailSelf
+		}
+		p.refuse(c, http.StatusForbidden, Violation{KindNetworkDenied, target, detail})
 		return nil, false
 	}
 	if !t.add(up) {
@@ -174,33 +181,15 @@ func (p *Proxy) open(ctx context.Context, t *tracker, c net.Conn, host, port str
 	return up, true
 }
 
-// isSelf reports whether up is connected to an address this proxy serves.
-func (p *Proxy) isSelf(up net.Conn) bool {
-	r, ok := up.RemoteAddr().(*net.TCPAddr)
-	if !ok {
-		return false
-	}
-	l, _ := up.LocalAddr().(*net.TCPAddr)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, a := range p.addrs {
-		if a.Port != r.Port {
-			continue
-		}
-		if a.IP.Equal(r.IP) || a.IP.IsUnspecified() && (r.IP.IsLoopback() || l != nil && l.IP.Equal(r.IP)) {
-			return true
-		}
-	}
-	return false
-}
-
 // refuse reports v and answers the client with a plain-text error naming the target.
 func (p *Proxy) refuse(c net.Conn, status int, v Violation) {
 	p.onViolation(v)
 	var msg string
 	switch {
-	case v.Kind == KindNetworkDenied && v.Detail == "the proxy itself":
+	case v.Kind == KindNetworkDenied && v.Detail == detailSelf:
 		msg = fmt.Sprintf("agentrun sandbox: connection to %s refused: it is the sandbox's proxy\n", v.Target)
+	case v.Kind == KindNetworkDenied && v.Detail == detailGroup:
+		msg = fmt.Sprintf("agentrun sandbox: connection to %s refused: it is another session's sandbox proxy\n", v.Target)
 	case v.Kind == KindNetworkDenied:
 		host, _, _ := net.SplitHostPort(v.Target)
 		msg = fmt.Sprintf("agentrun sandbox: connection to %s refused: host not in %s (add %q to %s to allow it)\n", v.Target, AllowKey, host, AllowKey)

@@ -19,8 +19,7 @@ import (
 // listener a strict sandbox's worker hands over.
 type rig struct {
 	fwd string // the proxy's host:port, as tools inside the sandbox dial it
-	mu  sync.Mutex
-	vs  []Violation
+	vs  violations
 }
 
 func newRig(tb testing.TB, allow ...string) *rig {
@@ -28,12 +27,8 @@ func newRig(tb testing.TB, allow ...string) *rig {
 	a, err := ParseAllowlist(allow)
 	require.NoError(tb, err)
 	r := &rig{}
-	p := New(a, func(v Violation) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.vs = append(r.vs, v)
-	}, nil)
-	tl, err := net.Listen("tcp", "127.0.0.1:0")
+	p := New(a, r.vs.add, nil)
+	tl, err := p.Listen("127.0.0.1:0")
 	require.NoError(tb, err)
 	r.fwd = tl.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -48,11 +43,7 @@ func newRig(tb testing.TB, allow ...string) *rig {
 	return r
 }
 
-func (r *rig) violations() []Violation {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]Violation(nil), r.vs...)
-}
+func (r *rig) violations() []Violation { return r.vs.all() }
 
 // client is an HTTP client whose proxy is the rig's forwarder.
 func (r *rig) client(tb testing.TB, tr *http.Transport) *http.Client {
