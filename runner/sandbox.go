@@ -53,13 +53,20 @@ func (r *Runner) checkSandbox(sessions []jobs.Session) error {
 	rep := r.sandboxReport()
 	var missing []string
 	seen := map[sandbox.Level]bool{}
+	type need struct {
+		l       sandbox.Level
+		network bool
+	}
+	checked := map[need]bool{}
 	for _, s := range sessions {
 		l := levelFor(s, rep)
-		if seen[l] {
+		seen[l] = true
+		n := need{l, networkOpen(s.Settings.BashMode)}
+		if checked[n] {
 			continue
 		}
-		seen[l] = true
-		if err := levelError(sandbox.Level(s.Settings.Sandbox.Level), l, rep); err != nil {
+		checked[n] = true
+		if err := levelError(sandbox.Level(s.Settings.Sandbox.Level), l, n.network, rep); err != nil {
 			missing = append(missing, fmt.Sprintf("session %s: %v", s.Key, err))
 		}
 	}
@@ -80,14 +87,31 @@ func (r *Runner) checkSandbox(sessions []jobs.Session) error {
 }
 
 // levelError says why a session cannot run at level l (want is what its spec asked
-// for, "" for the best): the machine lacks it, or the best is no confinement at all,
-// which only an explicit off may choose.
-func levelError(want, l sandbox.Level, rep sandbox.Report) error {
+// for, "" for the best; network says its bash_mode opens the network): the machine
+// lacks it, the best is no confinement at all, which only an explicit off may choose,
+// or the level cannot keep the network to the proxy here.
+func levelError(want, l sandbox.Level, network bool, rep sandbox.Report) error {
 	if want == "" && l == sandbox.LevelOff {
 		return fmt.Errorf("this machine cannot confine tools (%w); write sandbox: {level: \"off\"} to run them unconfined",
 			rep.Supports(sandbox.LevelLandlock))
 	}
-	return rep.Supports(l)
+	if err := rep.Supports(l); err != nil {
+		return err
+	}
+	if !network {
+		return nil
+	}
+	if err := rep.SupportsNetwork(l); err != nil {
+		return fmt.Errorf("%w; bash_mode's network digit 0 closes the network instead", err)
+	}
+	return nil
+}
+
+// networkOpen says whether bash_mode gives tools the network; a mode that does not
+// parse gives them nothing.
+func networkOpen(bashMode string) bool {
+	m, err := sandbox.ParseMode(bashMode)
+	return err == nil && m.Network != 0
 }
 
 func (r *Runner) sandboxReport() sandbox.Report {
@@ -140,7 +164,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	if level == "" {
 		level = rep.Best()
 	}
-	if err := levelError(req.Level, level, rep); err != nil {
+	if err := levelError(req.Level, level, networkOpen(req.BashMode), rep); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrSandbox, err)
 	}
 	mode, err := sandbox.ParseMode(req.BashMode)

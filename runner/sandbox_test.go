@@ -49,6 +49,42 @@ jobs:
 	assert.NoDirExists(t, out, "nothing was written")
 }
 
+// TestRunRefusesAnUnconfinedNetwork checks that on a kernel whose Landlock has no
+// network rules (ABI 3), where level landlock is the best, a session whose bash_mode
+// opens the network runs nothing, and one whose bash_mode closes it runs.
+func TestRunRefusesAnUnconfinedNetwork(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelLandlock)
+	yes := sandbox.Feature{OK: true}
+	abi3 := &sandbox.Report{UserNS: sandbox.Feature{Reason: "refused here"}, Landlock: yes, Seccomp: yes, NoNewPrivs: yes, LandlockABI: 3}
+	for name, tc := range map[string]struct {
+		mode    string
+		wantErr bool
+	}{
+		"network open":   {"0467", true},
+		"network closed": {"0407", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := writeSpec(t, dir, "version: 1\ndefaults: {model: success, bash_mode: \""+tc.mode+"\"}\njobs:\n  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}\n")
+			out := filepath.Join(dir, "out")
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+				Sandbox: runner.SandboxOptions{Report: abi3}}).Run(context.Background(), spec)
+			if tc.wantErr {
+				require.ErrorIs(t, err, runner.ErrSandbox)
+				assert.Contains(t, err.Error(), "session one: sandbox level landlock with network needs Landlock ABI 4")
+				assert.Contains(t, err.Error(), "network digit 0")
+				assert.NoDirExists(t, out, "no tool ran")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, 1, sum.Totals.Passed, sum.Text())
+			assert.Equal(t, "landlock", sum.Sessions[0].Sandbox)
+			assert.FileExists(t, filepath.Join(out, runner.WorkspacesDir, "one", "notes", "success.txt"), "the worker wrote it")
+		})
+	}
+}
+
 // TestRunRefusesASilentOff checks that a machine with no confinement at all runs
 // nothing unless the spec says off, and then runs it.
 func TestRunRefusesASilentOff(t *testing.T) {

@@ -3,7 +3,7 @@
 package sandbox
 
 // ApplySeccomp fails: seccomp is Linux's.
-func ApplySeccomp(...int) error { return ErrNotLinux }
+func ApplySeccomp(Sockets) error { return ErrNotLinux }
 
 // DeniedSyscalls is empty off Linux.
 func DeniedSyscalls() []string { return nil }

@@ -20,7 +20,9 @@ var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 // nothing elsewhere. inRoot says the process already lives in the root EnterRoot made
 // (level strict), so paths are the sandbox's own; otherwise (level landlock) the rules
 // are on host paths, with the hidden paths carved out and, for the network, TCP connect
-// allowed only to proxyPort (0: no TCP at all). It returns the ABI in force.
+// allowed only to proxyPort (0: no TCP at all, which seccomp closes on every ABI; before
+// ABI 4 Landlock has no network rules, and a proxyPort is an error). It returns the ABI
+// in force.
 func ApplyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int) (int, error) {
 	return applyLandlock(s, inRoot, hidden, proxyPort, nil)
 }
@@ -56,6 +58,9 @@ func applyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.
 	if inRoot {
 		cfg.HandledAccessNet = 0 // the empty network namespace is the network layer
 	} else if proxyPort > 0 {
+		if err := (Report{LandlockABI: abi}).SupportsNetwork(LevelLandlock); err != nil {
+			return 0, fmt.Errorf("landlock: %w", err)
+		}
 		rules = append(rules, landlock.ConnectTCP(uint16(proxyPort)))
 	}
 	if !thread {

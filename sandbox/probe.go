@@ -82,8 +82,25 @@ func (r Report) Supports(l Level) error {
 	return fmt.Errorf("sandbox level %s %s", l, strings.Join(missing, "; "))
 }
 
+// LandlockNetABI is the first Landlock ABI with network rules (Linux 6.7), with which
+// level landlock keeps the tools' TCP to the proxy's port.
+const LandlockNetABI = 4
+
+// SupportsNetwork says whether tools at level l, which this machine supports, can have
+// the network through the proxy alone: nil, or why not. At level landlock that takes
+// Landlock's network rules; without them a tool's TCP would reach any host directly.
+// Level strict has its network namespace, and off confines nothing.
+func (r Report) SupportsNetwork(l Level) error {
+	if l != LevelLandlock || r.LandlockABI >= LandlockNetABI {
+		return nil
+	}
+	return fmt.Errorf("sandbox level landlock with network needs Landlock ABI %d (Linux 6.7) to keep the tools' TCP to the proxy; this kernel has ABI %d",
+		LandlockNetABI, r.LandlockABI)
+}
+
 // WriteText writes the report for people, as `agentrun sandbox check` prints it: one
-// aligned line per feature, the Landlock ABI and the best level.
+// aligned line per feature, the Landlock ABI, why the best level cannot give tools the
+// network (when it cannot) and the best level.
 func (r Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 3, ' ', 0)
@@ -106,7 +123,11 @@ func (r Report) WriteText(w io.Writer) error {
 	for line := range strings.Lines(b.String()) {
 		out.WriteString(strings.TrimRight(line, " \n") + "\n")
 	}
-	if _, err := fmt.Fprintf(w, "%sbest level: %s\n", out.String(), r.Best()); err != nil {
+	best := r.Best()
+	if err := r.SupportsNetwork(best); err != nil {
+		out.WriteString("network: " + err.Error() + "\n")
+	}
+	if _, err := fmt.Fprintf(w, "%sbest level: %s\n", out.String(), best); err != nil {
 		return fmt.Errorf("sandbox check: %w", err)
 	}
 	return nil

@@ -50,6 +50,32 @@ func TestReportLevels(t *testing.T) {
 	assert.Error(t, all.Supports("bogus"))
 }
 
+// TestReportNetwork checks that level landlock gives tools the network only with
+// Landlock's network rules (ABI 4), and the other levels whatever the ABI.
+func TestReportNetwork(t *testing.T) {
+	for name, tc := range map[string]struct {
+		abi     int
+		landlck string // substring of SupportsNetwork(LevelLandlock)'s error, "" for nil
+	}{
+		"abi 3, Linux 6.6": {3, "needs Landlock ABI 4 (Linux 6.7) to keep the tools' TCP to the proxy; this kernel has ABI 3"},
+		"abi 4":            {4, ""},
+		"abi 8":            {8, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := Report{LandlockABI: tc.abi}
+			assert.NoError(t, r.SupportsNetwork(LevelStrict))
+			assert.NoError(t, r.SupportsNetwork(LevelOff))
+			err := r.SupportsNetwork(LevelLandlock)
+			if tc.landlck == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.landlck)
+		})
+	}
+}
+
 func TestReportWriteText(t *testing.T) {
 	r := Report{
 		UserNS:      Feature{Reason: "user.max_user_namespaces is 0"},
@@ -69,4 +95,8 @@ cgroup v2         yes   unified hierarchy at /sys/fs/cgroup
 landlock ABI      7
 best level: landlock
 `, b.String())
+	r.LandlockABI = 3
+	b.Reset()
+	require.NoError(t, r.WriteText(&b))
+	assert.Contains(t, b.String(), "landlock ABI      3\nnetwork: sandbox level landlock with network needs Landlock ABI 4 (Linux 6.7) to keep the tools' TCP to the proxy; this kernel has ABI 3\nbest level: landlock\n")
 }

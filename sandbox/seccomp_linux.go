@@ -93,20 +93,19 @@ var deniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 // ApplySeccomp sets no_new_privs and installs the seccomp filter on every thread of the
 // process (SECCOMP_FILTER_FLAG_TSYNC); threads made later inherit it, and so do all
 // children. It is irreversible. The filter (filterProgram) refuses the calls of
-// denyList, the ioctls of deniedIoctls and socket(2) for every address family but those
-// in allowSockets (unix.AF_INET, unix.AF_NETLINK, ...; socketpair(2) stays allowed: its
-// sockets reach nothing outside), and answers ENOSYS to every call made under a foreign
+// denyList, the ioctls of deniedIoctls and socket(2) for every socket sockets does not
+// allow, and answers ENOSYS to every call made under a foreign
 // ABI (i386 or x32 on amd64, arm32 on arm64), whose numbers would otherwise name other
 // calls. Families are allowed, not denied, because a family a list forgets is a way out:
 // vsock, which no network namespace confines, reaches a VM's host.
-func ApplySeccomp(allowSockets ...int) error { return applySeccomp(true, allowSockets) }
+func ApplySeccomp(sockets Sockets) error { return applySeccomp(true, sockets) }
 
 // ApplySeccompThread installs the same filter on the calling thread alone, which must
 // be locked to its goroutine for good and have no_new_privs set: what it starts
 // inherits it.
-func ApplySeccompThread(allowSockets ...int) error { return applySeccomp(false, allowSockets) }
+func ApplySeccompThread(sockets Sockets) error { return applySeccomp(false, sockets) }
 
-func applySeccomp(tsync bool, allowSockets []int) error {
+func applySeccomp(tsync bool, sockets Sockets) error {
 	var flags uintptr
 	if tsync {
 		if err := SetNoNewPrivs(); err != nil {
@@ -115,7 +114,7 @@ func applySeccomp(tsync bool, allowSockets []int) error {
 		// ESRCH rather than a thread id when a thread cannot be synchronised.
 		flags = unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 	}
-	if err := loadFilter(filterProgram(allowSockets), flags); err != nil {
+	if err := loadFilter(filterProgram(sockets), flags); err != nil {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
@@ -170,8 +169,44 @@ func onValues(arg uint32, values []uint32, match, otherwise unix.SockFilter) []u
 	return append(body, otherwise, match)
 }
 
+// socketRule is the body of socket(2)'s block: allow for a family of sockets.Any; for
+// one of sockets.TCP, allow when the type (its flags masked off) is SOCK_STREAM and the
+// protocol 0 or IPPROTO_TCP; eperm for everything else.
+func socketRule(sockets Sockets, allow, eperm unix.SockFilter) []unix.SockFilter {
+	n := len(sockets.Any) + len(sockets.TCP)
+	// body: the family's load, n jumps, eperm, the TCP check (when there is one), allow.
+	tcpAt, allowAt := n+2, n+2
+	var tcp []unix.SockFilter
+	if len(sockets.TCP) > 0 {
+		tcp = []unix.SockFilter{
+			ld(argLow(1)),
+			{Code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, K: sockTypeMask},
+			jump(unix.BPF_JEQ, unix.SOCK_STREAM, 0, 3), // else eperm
+			ld(argLow(2)),
+			jump(unix.BPF_JEQ, 0, 2, 0), // allow
+			jump(unix.BPF_JEQ, unix.IPPROTO_TCP, 1, 0),
+			eperm,
+		}
+		allowAt += len(tcp)
+	}
+	body := []unix.SockFilter{ld(argLow(0))}
+	for i, f := range sockets.Any {
+		body = append(body, jump(unix.BPF_JEQ, uint32(f), uint8(allowAt-(i+2)), 0))
+	}
+	for i, f := range sockets.TCP {
+		body = append(body, jump(unix.BPF_JEQ, uint32(f), uint8(tcpAt-(len(sockets.Any)+i+2)), 0))
+	}
+	body = append(body, eperm)
+	body = append(body, tcp...)
+	return append(body, allow)
+}
+
+// sockTypeMask keeps a socket's type of socket(2)'s second argument, without
+// SOCK_NONBLOCK and SOCK_CLOEXEC.
+const sockTypeMask = 0xf
+
 // filterProgram is the classic BPF program of ApplySeccomp.
-func filterProgram(allowSockets []int) []unix.SockFilter {
+func filterProgram(sockets Sockets) []unix.SockFilter {
 	prog := []unix.SockFilter{
 		ld(offArch),
 		jump(unix.BPF_JEQ, auditArch, 1, 0),
@@ -183,11 +218,7 @@ func filterProgram(allowSockets []int) []unix.SockFilter {
 	}
 	allow, eperm := ret(unix.SECCOMP_RET_ALLOW), retErrno(unix.EPERM)
 	prog = append(prog, onCall(unix.SYS_IOCTL, onValues(1, deniedIoctls, eperm, allow)...)...)
-	families := make([]uint32, len(allowSockets))
-	for i, f := range allowSockets {
-		families[i] = uint32(f)
-	}
-	prog = append(prog, onCall(unix.SYS_SOCKET, onValues(0, families, allow, eperm)...)...)
+	prog = append(prog, onCall(unix.SYS_SOCKET, socketRule(sockets, allow, eperm)...)...)
 	for _, d := range denyList {
 		errno := d.refusal()
 		if d.flags == 0 {

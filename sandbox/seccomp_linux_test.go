@@ -48,7 +48,7 @@ func execResult(name string, args ...string) string {
 // seccompChild applies the filter and reports how the denied calls, and a few allowed
 // ones, fare afterwards, in this process, in a thread made later and in children.
 func seccompChild() int {
-	if err := ApplySeccomp(); err != nil {
+	if err := ApplySeccomp(Sockets{}); err != nil {
 		report("apply", err)
 		return 1
 	}
@@ -265,7 +265,7 @@ var deniedArgs = map[string][6]uintptr{
 // clone aside (a raw clone would start a thread the runtime does not know; the seccomp
 // scenario clones with namespace flags through os/exec).
 func everyDenialChild() int {
-	if err := ApplySeccomp(); err != nil {
+	if err := ApplySeccomp(Sockets{}); err != nil {
 		report("apply", err)
 		return 1
 	}
@@ -304,8 +304,10 @@ func TestFilterJumpsStayInside(t *testing.T) {
 		families = append(families, f)
 	}
 	for name, prog := range map[string][]unix.SockFilter{
-		"no socket family": filterProgram(nil),
-		"every family":     filterProgram(families),
+		"no socket family":    filterProgram(Sockets{}),
+		"every family":        filterProgram(Sockets{Any: families}),
+		"every family as TCP": filterProgram(Sockets{TCP: families}),
+		"both":                filterProgram(Sockets{Any: families[:10], TCP: families[10:20]}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NotEmpty(t, prog)

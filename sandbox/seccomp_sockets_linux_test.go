@@ -14,17 +14,17 @@ func init() {
 	childScenarios["seccomp-sockets"] = socketsChild
 }
 
-// socketsChild allows IPv4 and netlink sockets only and reports which sockets it can
-// still make.
+// socketsChild allows netlink sockets, IPv4 TCP ones and nothing else, and reports
+// which sockets it can still make.
 func socketsChild() int {
-	if err := ApplySeccomp(unix.AF_INET, unix.AF_NETLINK); err != nil {
+	if err := ApplySeccomp(Sockets{Any: []int{unix.AF_NETLINK}, TCP: []int{unix.AF_INET}}); err != nil {
 		report("apply", err)
 		return 1
 	}
 	report("apply", "ok")
 	// try calls socket(2) itself, so that a family can carry bits above its low 32.
-	try := func(key string, family uint64, typ int) {
-		fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), uintptr(typ), 0)
+	try := func(key string, family uint64, typ int, proto ...uint64) {
+		fd, _, errno := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), uintptr(typ), uintptr(append(proto, 0)[0]))
 		if errno != 0 {
 			report(key, unix.ErrnoName(errno))
 			return
@@ -36,7 +36,18 @@ func socketsChild() int {
 	try("unix-dgram", unix.AF_UNIX, unix.SOCK_DGRAM)
 	try("inet6", unix.AF_INET6, unix.SOCK_STREAM)
 	try("inet", unix.AF_INET, unix.SOCK_STREAM)
+	try("inet-tcp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP)
+	try("inet-nonblock-cloexec", unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+	try("inet-udp", unix.AF_INET, unix.SOCK_DGRAM)
+	try("inet-udp-nonblock", unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK)
+	try("inet-ping", unix.AF_INET, unix.SOCK_DGRAM, unix.IPPROTO_ICMP)
+	try("inet-mptcp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP)
+	try("inet-sctp", unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_SCTP)
+	// The kernel reads type and protocol as ints too.
+	try("inet-udp-high-bits", unix.AF_INET, 1<<32|unix.SOCK_DGRAM)
+	try("inet-mptcp-high-bits", unix.AF_INET, unix.SOCK_STREAM, 1<<32|unix.IPPROTO_MPTCP)
 	try("netlink", unix.AF_NETLINK, unix.SOCK_RAW)
+	try("netlink-dgram", unix.AF_NETLINK, unix.SOCK_DGRAM)
 	// No network namespace confines vsock: in a VM it reaches the host's services.
 	try("vsock", unix.AF_VSOCK, unix.SOCK_STREAM)
 	try("alg", unix.AF_ALG, unix.SOCK_SEQPACKET)
@@ -55,13 +66,17 @@ func socketsChild() int {
 	return 0
 }
 
-// TestSeccompSocketFamilies checks that only the families given to ApplySeccomp get a
-// socket, on the real kernel, whatever the bits above the family's 32 and through
-// io_uring too (whose rings the filter refuses), while socketpair still works.
+// TestSeccompSocketFamilies checks that only the sockets ApplySeccomp allows are made,
+// on the real kernel: netlink's of any type, IPv4 TCP alone (no UDP, ping, Multipath
+// TCP or SCTP), whatever the bits above an argument's 32 and through io_uring too (whose
+// rings the filter refuses), while socketpair still works.
 func TestSeccompSocketFamilies(t *testing.T) {
 	got := runChild(t, "seccomp-sockets")
 	require.Equal(t, "ok", got["apply"])
 	assert.Equal(t, map[string]string{"apply": "ok", "unix-stream": "EPERM", "unix-dgram": "EPERM", "inet6": "EPERM",
 		"inet": "ok", "socketpair": "ok", "unix-high-bits": "EPERM", "inet6-high-bits": "EPERM",
-		"io_uring-unix": "setup EPERM", "netlink": "ok", "vsock": "EPERM", "alg": "EPERM"}, got)
+		"io_uring-unix": "setup EPERM", "netlink": "ok", "vsock": "EPERM", "alg": "EPERM",
+		"inet-tcp": "ok", "inet-nonblock-cloexec": "ok", "inet-udp": "EPERM", "inet-udp-nonblock": "EPERM",
+		"inet-ping": "EPERM", "inet-mptcp": "EPERM", "inet-sctp": "EPERM", "inet-udp-high-bits": "EPERM",
+		"inet-mptcp-high-bits": "EPERM", "netlink-dgram": "ok"}, got)
 }

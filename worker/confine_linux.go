@@ -58,26 +58,31 @@ func confineThread(cfg Config) (Ready, error) {
 	}
 	r.LandlockABI = abi
 	r.Layers = append(r.Layers, sandbox.LayerLandlock)
-	if err := sandbox.ApplySeccompThread(allowedSockets(cfg)...); err != nil {
+	if err := sandbox.ApplySeccompThread(allowedSockets(cfg)); err != nil {
 		return r, err
 	}
 	r.Layers = append(r.Layers, sandbox.LayerSeccomp)
 	return r, nil
 }
 
-// allowedSockets are the address families tools get sockets of: netlink (the C
-// library asks the kernel for the interfaces with it), and IPv4 and IPv6 unless level
-// landlock has no network (then Landlock closes TCP and this closes UDP and the rest).
-// No unix socket ever: a read-only bind does not stop connect(2) on a host daemon's
-// socket file, and Landlock before ABI 9 has no right for it. Nor any other family:
-// vsock, which no network namespace confines, reaches a VM's host, and the rest are
-// attack surface no tool needs.
-func allowedSockets(cfg Config) []int {
-	allow := []int{unix.AF_NETLINK}
-	if cfg.Spec.Level == sandbox.LevelLandlock && cfg.ProxyPort == 0 {
-		return allow
+// allowedSockets are the sockets tools get: netlink's (the C library asks the kernel
+// for the interfaces with it), and IPv4 and IPv6 ones. At level strict those are any,
+// in a network namespace whose only way out is the proxy. At level landlock, the host's
+// network, they are TCP alone, which Landlock keeps to the proxy's port: UDP, ICMP ping
+// and Multipath TCP sockets would go around it (a datagram to any host, a connection
+// to any port); with no network, none. No unix socket ever: a read-only bind does not
+// stop connect(2) on a host daemon's socket file, and Landlock before ABI 9 has no right
+// for it. Nor any other family: vsock, which no network namespace confines, reaches a
+// VM's host, and the rest are attack surface no tool needs.
+func allowedSockets(cfg Config) sandbox.Sockets {
+	s := sandbox.Sockets{Any: []int{unix.AF_NETLINK}}
+	switch {
+	case cfg.Spec.Level != sandbox.LevelLandlock:
+		s.Any = append(s.Any, unix.AF_INET, unix.AF_INET6)
+	case cfg.ProxyPort > 0:
+		s.TCP = []int{unix.AF_INET, unix.AF_INET6}
 	}
-	return append(allow, unix.AF_INET, unix.AF_INET6)
+	return s
 }
 
 // proxyEnvOf is the tools' environment additions for the network proxy: at level

@@ -170,6 +170,26 @@ s = socket.socket(fileno=fd)
 ` + use + `"`
 }
 
+// pythonMPTCP connects a Multipath TCP socket to the host's web server, which talks
+// plain TCP: the kernel falls back to it, but Landlock's TCP rules apply to sockets of
+// IPPROTO_TCP alone.
+const pythonMPTCP = `python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+s.settimeout(5)
+s.connect(('127.0.0.1', {PORT}))
+s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')
+print(s.recv(100))"`
+
+// pythonFastOpen opens a TCP connection to the host's web server with sendto(2) and
+// MSG_FASTOPEN, which connects without connect(2).
+const pythonFastOpen = `python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.sendto(b'GET / HTTP/1.0\\r\\n\\r\\n', 0x20000000, ('127.0.0.1', {PORT}))
+s.settimeout(5)
+print(s.recv(100))"`
+
 // pythonVsockBind binds a vsock port and keeps it in a child that outlives the call:
 // no network namespace confines vsock, whose ports are the machine's.
 const pythonVsockBind = `python3 -c "
@@ -253,7 +273,11 @@ func TestNetworkProxy(t *testing.T) {
 		var violations atomic.Int64
 		fx := newFixture(t, level, options{mode: "0467", allow: []string{"example.invalid"}, onViolation: func(netproxy.Violation) { violations.Add(1) }})
 		web := hostTCP(t)
-		fx.placeholders = append(fx.placeholders, "{PORT}", strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port))
+		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = udp.Close() })
+		fx.placeholders = append(fx.placeholders, "{PORT}", strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port),
+			"{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port))
 		refused := func() effect {
 			return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
 				check := unreached(web)(t, fx, x)
@@ -273,6 +297,9 @@ h = u.ProxyHandler({'http': os.environ['HTTP_PROXY']})
 print(u.build_opener(h).open('http://127.0.0.1:{PORT}/', timeout=5).read())"`, effect: refused(), strict: true, landlock: true},
 			{name: "curl around the proxy", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:{PORT}/", effect: unreached(web), strict: true, landlock: true},
 			{name: "bash dev tcp around the proxy", cmd: "echo GET > /dev/tcp/127.0.0.1/{PORT}", effect: unreached(web), strict: true, landlock: true},
+			{name: "udp datagram around the proxy", cmd: "echo data > /dev/udp/127.0.0.1/{UPORT}", effect: udpUnreached(udp), strict: true, landlock: true},
+			{name: "mptcp around the proxy", needs: "python3", cmd: pythonMPTCP, effect: unreached(web), strict: true, landlock: true},
+			{name: "tcp fast open around the proxy", needs: "python3", cmd: pythonFastOpen, effect: unreached(web), strict: true, landlock: true},
 		}
 		runTable(t, fx, table)
 	})

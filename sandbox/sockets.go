@@ -1,0 +1,14 @@
+package sandbox
+
+// Sockets is what socket(2) may make under the seccomp filter (ApplySeccomp); every
+// other family, and every other socket of TCP's families, is refused with EPERM.
+// socketpair(2) stays allowed: its sockets reach nothing outside.
+type Sockets struct {
+	// Any are the families (unix.AF_NETLINK, ...) whose sockets of every type are
+	// allowed.
+	Any []int
+	// TCP are the families allowed TCP sockets alone: SOCK_STREAM of protocol 0 or
+	// IPPROTO_TCP, the only sockets Landlock's network rules confine. UDP, ICMP ping
+	// and Multipath TCP sockets, which go past those rules, are refused.
+	TCP []int
+}
