@@ -232,6 +232,11 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	if serveOnLoopback != nil {
 		sb.client.SetProxy(serveOnLoopback)
 	}
+	if cfg.ProxyPort > 0 && onViolation != nil {
+		sb.client.SetRefusedConnect(func(target string) {
+			onViolation(netproxy.Violation{Kind: netproxy.KindNetworkDenied, Target: target, Detail: netproxy.DetailDirect})
+		})
+	}
 	return sb, nil
 }
 

@@ -215,6 +215,52 @@ jobs:
 	assert.True(t, found, "events.jsonl has a sandbox_violation:\n%s", events)
 }
 
+// TestRunRecordsADirectConnection runs a session at level landlock whose tool connects
+// to a server on the host's loopback around its proxy: the server never sees a
+// request, nothing lands in the workspace, and events.jsonl records the violation,
+// which the sandbox (not the proxy) refused.
+func TestRunRecordsADirectConnection(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelLandlock)
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		hits.Add(1)
+		_, _ = w.Write([]byte("secret page"))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	spec := writeSpec(t, dir, `version: 1
+defaults:
+  model: directprobe
+  sandbox: {level: landlock}
+  network: {allow: ["127.0.0.1"]}
+  env: {PROBE_URL: "`+srv.URL+`"}
+jobs:
+  - {id: probe, prompt: Fetch the page., workspace: {dir: ., mode: copy}}
+`)
+	out := filepath.Join(dir, "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
+	assert.Zero(t, hits.Load(), "the request never reached the server")
+	assert.NoFileExists(t, filepath.Join(out, runner.WorkspacesDir, "probe", "fetched.txt"))
+	events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "probe", runner.EventsFile))
+	require.NoError(t, err)
+	target := `"target":"` + strings.TrimPrefix(srv.URL, "http://") + `"`
+	var found bool
+	for _, line := range strings.Split(string(events), "\n") {
+		if strings.Contains(line, `"type":"sandbox_violation"`) && strings.Contains(line, target) {
+			found = true
+			assert.Contains(t, line, `"kind":"network_denied"`)
+		}
+	}
+	assert.True(t, found, "events.jsonl has a sandbox_violation for %s:\n%s", target, events)
+}
+
 // TestRunRefusesChainedProxies runs two sessions at level landlock at once, whose
 // proxies both listen on the host's loopback. The chainer's allowlist holds 127.0.0.1;
 // its tool tunnels through its own proxy into the peer's, to reach a server on

@@ -2,8 +2,10 @@
 
 package sandbox
 
+import "os"
+
 // ApplySeccomp fails: seccomp is Linux's.
-func ApplySeccomp(Sockets) error { return ErrNotLinux }
+func ApplySeccomp(Sockets) (*os.File, error) { return nil, ErrNotLinux }
 
 // DeniedSyscalls is empty off Linux.
 func DeniedSyscalls() []string { return nil }

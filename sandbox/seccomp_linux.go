@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"syscall"
 	"unsafe"
@@ -98,26 +99,34 @@ var deniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 // ABI (i386 or x32 on amd64, arm32 on arm64), whose numbers would otherwise name other
 // calls. Families are allowed, not denied, because a family a list forgets is a way out:
 // vsock, which no network namespace confines, reaches a VM's host.
-func ApplySeccomp(sockets Sockets) error { return applySeccomp(true, sockets) }
+// With sockets.Connect it returns the filter's listener, else nil.
+func ApplySeccomp(sockets Sockets) (*os.File, error) { return applySeccomp(true, sockets) }
 
 // ApplySeccompThread installs the same filter on the calling thread alone, which must
 // be locked to its goroutine for good and have no_new_privs set: what it starts
 // inherits it.
-func ApplySeccompThread(sockets Sockets) error { return applySeccomp(false, sockets) }
+func ApplySeccompThread(sockets Sockets) (*os.File, error) { return applySeccomp(false, sockets) }
 
-func applySeccomp(tsync bool, sockets Sockets) error {
+func applySeccomp(tsync bool, sockets Sockets) (*os.File, error) {
 	var flags uintptr
 	if tsync {
 		if err := SetNoNewPrivs(); err != nil {
-			return fmt.Errorf("seccomp: %w", err)
+			return nil, fmt.Errorf("seccomp: %w", err)
 		}
 		// ESRCH rather than a thread id when a thread cannot be synchronised.
 		flags = unix.SECCOMP_FILTER_FLAG_TSYNC | unix.SECCOMP_FILTER_FLAG_TSYNC_ESRCH
 	}
-	if err := loadFilter(filterProgram(sockets), flags); err != nil {
-		return fmt.Errorf("seccomp: %w", err)
+	if sockets.Connect {
+		flags |= unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
-	return nil
+	fd, err := loadFilter(filterProgram(sockets), flags)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: %w", err)
+	}
+	if !sockets.Connect {
+		return nil, nil
+	}
+	return os.NewFile(uintptr(fd), "seccomp listener"), nil
 }
 
 // The offsets of struct seccomp_data's fields, which the filter reads 32 bits at a
@@ -219,6 +228,16 @@ func filterProgram(sockets Sockets) []unix.SockFilter {
 	allow, eperm := ret(unix.SECCOMP_RET_ALLOW), retErrno(unix.EPERM)
 	prog = append(prog, onCall(unix.SYS_IOCTL, onValues(1, deniedIoctls, eperm, allow)...)...)
 	prog = append(prog, onCall(unix.SYS_SOCKET, socketRule(sockets, allow, eperm)...)...)
+	if sockets.Connect {
+		prog = append(prog, onCall(unix.SYS_CONNECT, ret(unix.SECCOMP_RET_USER_NOTIF))...)
+		for _, c := range []struct{ nr, flagsArg uint32 }{{unix.SYS_SENDTO, 3}, {unix.SYS_SENDMSG, 2}, {unix.SYS_SENDMMSG, 3}} {
+			prog = append(prog, onCall(c.nr,
+				ld(argLow(c.flagsArg)),
+				jump(unix.BPF_JSET, unix.MSG_FASTOPEN, 1, 0),
+				allow,
+				eperm)...)
+		}
+	}
 	for _, d := range denyList {
 		errno := d.refusal()
 		if d.flags == 0 {
@@ -235,18 +254,21 @@ func filterProgram(sockets Sockets) []unix.SockFilter {
 }
 
 // loadFilter installs a filter: on every thread with the TSYNC flags, else on the
-// calling thread.
-func loadFilter(insts []unix.SockFilter, flags uintptr) error {
+// calling thread. With SECCOMP_FILTER_FLAG_NEW_LISTENER it returns the listener's
+// descriptor (close-on-exec).
+func loadFilter(insts []unix.SockFilter, flags uintptr) (int, error) {
 	prog := unix.SockFprog{Len: uint16(len(insts)), Filter: &insts[0]}
 	r, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, flags, uintptr(unsafe.Pointer(&prog)))
 	runtime.KeepAlive(insts)
 	switch {
 	case e != 0:
-		return e
+		return -1, e
+	case flags&unix.SECCOMP_FILTER_FLAG_NEW_LISTENER != 0:
+		return int(r), nil
 	case r != 0:
-		return fmt.Errorf("thread %d could not be synchronised", r)
+		return -1, fmt.Errorf("thread %d could not be synchronised", r)
 	}
-	return nil
+	return -1, nil
 }
 
 // DeniedSyscalls lists the system calls ApplySeccomp refuses on this architecture, for

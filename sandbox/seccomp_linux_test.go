@@ -48,7 +48,7 @@ func execResult(name string, args ...string) string {
 // seccompChild applies the filter and reports how the denied calls, and a few allowed
 // ones, fare afterwards, in this process, in a thread made later and in children.
 func seccompChild() int {
-	if err := ApplySeccomp(Sockets{}); err != nil {
+	if _, err := ApplySeccomp(Sockets{}); err != nil {
 		report("apply", err)
 		return 1
 	}
@@ -265,7 +265,7 @@ var deniedArgs = map[string][6]uintptr{
 // clone aside (a raw clone would start a thread the runtime does not know; the seccomp
 // scenario clones with namespace flags through os/exec).
 func everyDenialChild() int {
-	if err := ApplySeccomp(Sockets{}); err != nil {
+	if _, err := ApplySeccomp(Sockets{}); err != nil {
 		report("apply", err)
 		return 1
 	}

@@ -17,7 +17,7 @@ func init() {
 // socketsChild allows netlink sockets, IPv4 TCP ones and nothing else, and reports
 // which sockets it can still make.
 func socketsChild() int {
-	if err := ApplySeccomp(Sockets{Any: []int{unix.AF_NETLINK}, TCP: []int{unix.AF_INET}}); err != nil {
+	if _, err := ApplySeccomp(Sockets{Any: []int{unix.AF_NETLINK}, TCP: []int{unix.AF_INET}}); err != nil {
 		report("apply", err)
 		return 1
 	}

@@ -3,17 +3,29 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
+	"net/netip"
+	"os"
 	"runtime"
+
+	"golang.org/x/sys/unix"
 )
 
 // ApplySeccomp fails: the filter knows the system calls of amd64 and arm64 only.
-func ApplySeccomp(Sockets) error {
-	return fmt.Errorf("seccomp: unsupported architecture %s", runtime.GOARCH)
+func ApplySeccomp(Sockets) (*os.File, error) {
+	return nil, fmt.Errorf("seccomp: unsupported architecture %s", runtime.GOARCH)
 }
 
 // ApplySeccompThread fails, as ApplySeccomp does.
-func ApplySeccompThread(s Sockets) error { return ApplySeccomp(s) }
+func ApplySeccompThread(s Sockets) (*os.File, error) { return ApplySeccomp(s) }
 
 // DeniedSyscalls is empty where no filter is applied.
 func DeniedSyscalls() []string { return nil }
+
+// ServeConnects fails: no filter hands connect(2) over on this architecture.
+func ServeConnects(_ context.Context, fd int, _ netip.AddrPort, _ func(string)) error {
+	_ = unix.Close(fd)
+	_, err := ApplySeccomp(Sockets{})
+	return err
+}

@@ -11,4 +11,10 @@ type Sockets struct {
 	// IPPROTO_TCP, the only sockets Landlock's network rules confine. UDP, ICMP ping
 	// and Multipath TCP sockets, which go past those rules, are refused.
 	TCP []int
+	// Connect hands every connect(2) to the filter's listener (SECCOMP_RET_USER_NOTIF),
+	// which ServeConnects answers, and refuses sendto(2), sendmsg(2) and sendmmsg(2)
+	// with MSG_FASTOPEN, which would connect without it. Landlock's network rules name
+	// ports, not hosts: a tool allowed the proxy's port could otherwise connect to any
+	// host on that port.
+	Connect bool
 }

@@ -37,6 +37,8 @@ type Client struct {
 	// proxy, when set, serves the network proxy on the loopback listener of each
 	// worker at level strict with network.
 	proxy func(net.Listener)
+	// refused, when set, hears of the connect(2) calls refused at level landlock.
+	refused func(string)
 
 	mu      sync.Mutex // one request at a time; guards proc, ready, seq
 	proc    *process
@@ -88,6 +90,15 @@ func (c *Client) SetProxy(serve func(net.Listener)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.proxy = serve
+}
+
+// SetRefusedConnect makes refused hear of each connect(2) of a tool at level landlock
+// that the runner refused: host:port, or the address family. It is called from a
+// goroutine of the worker's, concurrently. Call it before the first request.
+func (c *Client) SetRefusedConnect(refused func(target string)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refused = refused
 }
 
 // SetRequestEnv makes f give, for each request, the variables added to the environment
@@ -234,7 +245,7 @@ func (c *Client) startReporting(ctx context.Context) (*process, Ready, error) {
 			}
 		}
 	})
-	p, ready, err := start(ctx, c.cfg, c.binary, c.spawner, c.proxy)
+	p, ready, err := start(ctx, c.cfg, c.binary, c.spawner, c.proxy, c.refused)
 	close(done)
 	wg.Wait()
 	c.activity()
@@ -264,8 +275,11 @@ type process struct {
 	// proxyL is the listener on the sandbox's loopback the worker handed over (level
 	// strict with network), closed with the process.
 	proxyL net.Listener
-	wmu    sync.Mutex // the request pipe: requests, cancels and MCP servers' input
-	buf    []byte
+	// stopConnects ends the answering of the tools' connect(2) calls (level landlock
+	// with network) once the worker has ended.
+	stopConnects func()
+	wmu          sync.Mutex // the request pipe: requests, cancels and MCP servers' input
+	buf          []byte
 
 	// Once the worker is ready, one reader takes every reply: a request's go to
 	// frames, an MCP server's to its connection.
@@ -284,9 +298,11 @@ const startTimeout = 30 * time.Second
 
 // start launches a worker, through spawner when it is set and the level is strict, and
 // waits until it is confined.
-func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, proxy func(net.Listener)) (*process, Ready, error) {
-	handOff := cfg.Spec.Level == sandbox.LevelStrict && cfg.Spec.Network()
-	if handOff && proxy == nil {
+func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, proxy func(net.Listener), refused func(string)) (*process, Ready, error) {
+	strictNet := cfg.Spec.Level == sandbox.LevelStrict && cfg.Spec.Network()
+	landlockNet := cfg.Spec.Level == sandbox.LevelLandlock && cfg.ProxyPort > 0
+	handOff := strictNet || landlockNet
+	if strictNet && proxy == nil {
 		return nil, Ready{}, errors.New("worker: the spec has network at level strict, and no proxy serves it (Client.SetProxy)")
 	}
 	reqR, reqW, err := os.Pipe()
@@ -366,7 +382,14 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, pro
 	if p.pids != nil {
 		ready.Layers = append(ready.Layers, sandbox.LayerPids)
 	}
-	if handOff {
+	if landlockNet {
+		// Stage 1 sent its filter's listener before it became stage 2, which said READY.
+		if p.stopConnects, err = serveConnects(offer, cfg.ProxyPort, refused); err != nil {
+			_ = p.close()
+			return nil, Ready{}, fmt.Errorf("worker: the sandbox's connect listener: %w", err)
+		}
+	}
+	if strictNet {
 		// Stage 1 sent the listener before it became stage 2, which said READY.
 		if p.proxyL, err = receiveListener(offer); err != nil {
 			_ = p.close()
@@ -481,6 +504,9 @@ func (p *process) close() error {
 	_ = p.rep.Close()
 	if p.readDone != nil {
 		<-p.readDone
+	}
+	if p.stopConnects != nil {
+		p.stopConnects()
 	}
 	if p.pids != nil {
 		if rerr := p.pids.Remove(); rerr != nil && err == nil {

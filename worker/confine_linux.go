@@ -58,10 +58,20 @@ func confineThread(cfg Config) (Ready, error) {
 	}
 	r.LandlockABI = abi
 	r.Layers = append(r.Layers, sandbox.LayerLandlock)
-	if err := sandbox.ApplySeccompThread(allowedSockets(cfg)); err != nil {
+	connects, err := sandbox.ApplySeccompThread(allowedSockets(cfg))
+	if err != nil {
 		return r, err
 	}
 	r.Layers = append(r.Layers, sandbox.LayerSeccomp)
+	if connects != nil {
+		// The runner answers the tools' connect(2) calls; nothing in the sandbox may
+		// hold the listener, or a tool could answer its own.
+		err := sendFD(int(connects.Fd()), handOffConnects)
+		_, _ = connects.Close(), unix.Close(fdHandOff)
+		if err != nil {
+			return r, fmt.Errorf("network: hand over the connect listener: %w", err)
+		}
+	}
 	return r, nil
 }
 
@@ -70,7 +80,9 @@ func confineThread(cfg Config) (Ready, error) {
 // in a network namespace whose only way out is the proxy. At level landlock, the host's
 // network, they are TCP alone, which Landlock keeps to the proxy's port: UDP, ICMP ping
 // and Multipath TCP sockets would go around it (a datagram to any host, a connection
-// to any port); with no network, none. No unix socket ever: a read-only bind does not
+// to any port); with no network, none. And since Landlock's rule names a port on any
+// host, the runner makes each connect(2) itself (sandbox.ServeConnects), to the
+// proxy's address alone. No unix socket ever: a read-only bind does not
 // stop connect(2) on a host daemon's socket file, and Landlock before ABI 9 has no right
 // for it. Nor any other family: vsock, which no network namespace confines, reaches a
 // VM's host, and the rest are attack surface no tool needs.
@@ -81,6 +93,7 @@ func allowedSockets(cfg Config) sandbox.Sockets {
 		s.Any = append(s.Any, unix.AF_INET, unix.AF_INET6)
 	case cfg.ProxyPort > 0:
 		s.TCP = []int{unix.AF_INET, unix.AF_INET6}
+		s.Connect = true // Landlock's rule names the proxy's port, on any host
 	}
 	return s
 }
@@ -122,7 +135,7 @@ func handOverLoopback() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("network: listen: %w", err)
 	}
-	if err := unix.Sendmsg(fdHandOff, []byte{'L'}, unix.UnixRights(fd), nil, 0); err != nil {
+	if err := sendFD(fd, handOffListener); err != nil {
 		return 0, fmt.Errorf("network: hand over the listener: %w", err)
 	}
 	return sa.(*unix.SockaddrInet4).Port, nil

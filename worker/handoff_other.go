@@ -16,3 +16,8 @@ func handOffPair() (ours, theirs *os.File, err error) {
 
 // receiveListener is not available here either.
 func receiveListener(*os.File) (net.Listener, error) { return nil, errors.New("needs Linux") }
+
+// serveConnects is not available here: level landlock needs Linux.
+func serveConnects(*os.File, int, func(string)) (func(), error) {
+	return nil, errors.New("needs Linux")
+}

@@ -23,8 +23,9 @@ const (
 	fdRequests = 3
 	fdReplies  = 4
 	fdConfig   = 5 // stage 2 started as a child: its config
-	// fdHandOff is stage 1's at level strict with network: the socket that the
-	// listener on the sandbox's loopback goes to the runner on.
+	// fdHandOff is stage 1's with network: the socket that the listener on the
+	// sandbox's loopback (level strict) or the seccomp filter's listener of connect(2)
+	// (level landlock) goes to the runner on.
 	fdHandOff = 5
 )
 

@@ -37,7 +37,7 @@ func TestInputEndDuringACallEndsTheWorker(t *testing.T) {
 			spec := sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: home}
 			c := New(Config{Spec: spec, Hidden: spec.Hidden(), BashMode: "0467", Timeout: time.Minute, IdleExit: time.Hour,
 				Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home}}, os.Args[0], nil)
-			p, _, err := start(context.Background(), c.cfg, c.binary, nil, nil)
+			p, _, err := start(context.Background(), c.cfg, c.binary, nil, nil, nil)
 			require.NoError(t, err)
 			ended := make(chan error, 1)
 			go func() { ended <- p.child.wait() }()

@@ -167,6 +167,7 @@ type fixture struct {
 	client                        *worker.Client
 	placeholders                  []string
 	nextID                        int // the id of the client's next request
+	proxyPort                     int // level landlock with a proxy: its port on the host's loopback
 }
 
 // newFixture builds the layout and a client for level; the worker starts at the first
@@ -218,6 +219,12 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	fx.client = worker.New(cfg, workertest.Bin(t), nil)
 	if serve != nil {
 		fx.client.SetProxy(serve)
+	}
+	fx.proxyPort = cfg.ProxyPort
+	if o.onViolation != nil {
+		fx.client.SetRefusedConnect(func(target string) {
+			o.onViolation(netproxy.Violation{Kind: netproxy.KindNetworkDenied, Target: target, Detail: netproxy.DetailDirect})
+		})
 	}
 	t.Cleanup(func() { assert.NoError(t, fx.client.Close()) })
 	fx.placeholders = []string{

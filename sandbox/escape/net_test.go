@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -181,14 +182,28 @@ s.connect(('127.0.0.1', {PORT}))
 s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')
 print(s.recv(100))"`
 
-// pythonFastOpen opens a TCP connection to the host's web server with sendto(2) and
-// MSG_FASTOPEN, which connects without connect(2).
-const pythonFastOpen = `python3 -c "
+// answeredBy: s is not reached, and the output holds n lines of status, the proxy's
+// answers to n connections the sandbox made for the tool at once.
+func answeredBy(s *hostServer, n int, status string) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		check := unreached(s)(t, fx, x)
+		return func(out string) (bool, string) {
+			assert.Equal(t, n, strings.Count(out, status+"\n"), "the proxy's answers; output:\n%s", out)
+			return check(out)
+		}
+	}
+}
+
+// pythonFastOpen opens a TCP connection to host:port with sendto(2) and MSG_FASTOPEN,
+// which connects without connect(2), and prints the reply.
+func pythonFastOpen(host, port string) string {
+	return `python3 -c "
 import socket
 s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-s.sendto(b'GET / HTTP/1.0\\r\\n\\r\\n', 0x20000000, ('127.0.0.1', {PORT}))
+s.sendto(b'GET / HTTP/1.0\\r\\n\\r\\n', 0x20000000, ('` + host + `', ` + port + `))
 s.settimeout(5)
 print(s.recv(100))"`
+}
 
 // pythonVsockBind binds a vsock port and keeps it in a child that outlives the call:
 // no network namespace confines vsock, whose ports are the machine's.
@@ -267,27 +282,41 @@ func TestNetworkClosed(t *testing.T) {
 }
 
 // TestNetworkProxy allows the network (0467) but only example.invalid: the test's
-// proxy must refuse the test's loopback server, and say so.
+// proxy must refuse the test's loopback server, and say so. At level landlock a
+// server on another host (127.0.0.2) at the proxy's port number, which Landlock's
+// rule allows, must not be reached either, and the direct connection is reported.
 func TestNetworkProxy(t *testing.T) {
 	levels(t, false, func(t *testing.T, level sandbox.Level) {
-		var violations atomic.Int64
-		fx := newFixture(t, level, options{mode: "0467", allow: []string{"example.invalid"}, onViolation: func(netproxy.Violation) { violations.Add(1) }})
+		var mu sync.Mutex
+		var details []string // of the violations reported, in order
+		fx := newFixture(t, level, options{mode: "0467", allow: []string{"example.invalid"}, onViolation: func(v netproxy.Violation) {
+			mu.Lock()
+			defer mu.Unlock()
+			details = append(details, v.Detail)
+		}})
+		reported := func() []string { mu.Lock(); defer mu.Unlock(); return slices.Clone(details) }
 		web := hostTCP(t)
 		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = udp.Close() })
 		fx.placeholders = append(fx.placeholders, "{PORT}", strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port),
 			"{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port))
-		refused := func() effect {
+		// refusedAt: s is not reached, and a violation of detail (a refusal of the proxy's
+		// or the sandbox's, DetailDirect) is reported.
+		refusedAt := func(s *hostServer, direct bool) effect {
 			return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
-				check := unreached(web)(t, fx, x)
-				before := violations.Load()
+				check := unreached(s)(t, fx, x)
+				before := len(reported())
 				return func(out string) (bool, string) {
-					assert.Greater(t, violations.Load(), before, "the proxy reported no violation; output:\n%s", out)
+					got := reported()[before:]
+					if assert.NotEmpty(t, got, "no violation was reported; output:\n%s", out) {
+						assert.Equal(t, direct, got[0] == netproxy.DetailDirect, "the violation %q; output:\n%s", got[0], out)
+					}
 					return check(out)
 				}
 			}
 		}
+		refused := func() effect { return refusedAt(web, false) }
 		table := []attempt{
 			{name: "curl through the proxy", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' http://127.0.0.1:{PORT}/", effect: refused(), strict: true, landlock: true},
 			{name: "curl tunnel through the proxy", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' -p http://127.0.0.1:{PORT}/", effect: refused(), strict: true, landlock: true},
@@ -299,7 +328,32 @@ print(u.build_opener(h).open('http://127.0.0.1:{PORT}/', timeout=5).read())"`, e
 			{name: "bash dev tcp around the proxy", cmd: "echo GET > /dev/tcp/127.0.0.1/{PORT}", effect: unreached(web), strict: true, landlock: true},
 			{name: "udp datagram around the proxy", cmd: "echo data > /dev/udp/127.0.0.1/{UPORT}", effect: udpUnreached(udp), strict: true, landlock: true},
 			{name: "mptcp around the proxy", needs: "python3", cmd: pythonMPTCP, effect: unreached(web), strict: true, landlock: true},
-			{name: "tcp fast open around the proxy", needs: "python3", cmd: pythonFastOpen, effect: unreached(web), strict: true, landlock: true},
+			{name: "tcp fast open around the proxy", needs: "python3", cmd: pythonFastOpen("127.0.0.1", "{PORT}"), effect: unreached(web), strict: true, landlock: true},
+		}
+		if port := fx.proxyPort; port > 0 {
+			// Landlock's rule allows the proxy's port, on any host.
+			l, err := net.Listen("tcp", "127.0.0.2:"+strconv.Itoa(port))
+			require.NoError(t, err)
+			other := serveHost(t, "server at the proxy's port of another host", l, func() (net.Conn, error) { return net.Dial("tcp", l.Addr().String()) })
+			fx.placeholders = append(fx.placeholders, "{PPORT}", strconv.Itoa(port))
+			table = append(table,
+				attempt{name: "curl to the proxy's port of another host", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '*' http://127.0.0.2:{PPORT}/",
+					effect: refusedAt(other, true), landlock: true},
+				attempt{name: "bash dev tcp to the proxy's port of another host", cmd: "echo GET > /dev/tcp/127.0.0.2/{PPORT}", effect: refusedAt(other, true), landlock: true},
+				attempt{name: "ipv4-mapped ipv6 to the proxy's port of another host", needs: "python3", cmd: `python3 -c "
+import socket
+s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+s.settimeout(5)
+s.connect(('::ffff:127.0.0.2', {PPORT}))
+s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')
+print(s.recv(100))"`, effect: refusedAt(other, true), landlock: true},
+				attempt{name: "tcp fast open to the proxy's port of another host", needs: "python3", cmd: pythonFastOpen("127.0.0.2", "{PPORT}"), effect: unreached(other), landlock: true},
+				attempt{name: "curl through the proxy still works", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' http://127.0.0.2:{PPORT}/",
+					effect: refusedAt(other, false), landlock: true},
+				attempt{name: "forty connections at once through the proxy", needs: "curl",
+					cmd:    "for i in $(seq 40); do curl -s -o /dev/null -w '%{http_code}\\n' --max-time 10 --noproxy '' http://127.0.0.2:{PPORT}/ & done; wait",
+					effect: answeredBy(other, 40, "403"), landlock: true},
+			)
 		}
 		runTable(t, fx, table)
 	})

@@ -52,6 +52,10 @@ type Proxy struct {
 // defaultDialTimeout bounds a dial upstream by the default dialer.
 const defaultDialTimeout = 10 * time.Second
 
+// DetailDirect is the detail of a tool's connection that did not go through the
+// proxy, which the sandbox refused (level landlock, sandbox.ServeConnects).
+const DetailDirect = "a direct connection, not through the proxy"
+
 // Detail of a refused connection to a listener of the proxy or of its group.
 const (
 	detailSelf  = "the proxy itself"

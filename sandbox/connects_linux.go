@@ -1,0 +1,227 @@
+//go:build linux && (amd64 || arm64)
+
+package sandbox
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel's struct seccomp_data, seccomp_notif and seccomp_notif_resp.
+type seccompData struct {
+	Nr   int32
+	Arch uint32
+	IP   uint64
+	Args [6]uint64
+}
+
+type seccompNotif struct {
+	ID    uint64
+	Pid   uint32
+	Flags uint32
+	Data  seccompData
+}
+
+type seccompNotifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+// maxSockaddr is the size of struct sockaddr_storage: connect(2) refuses longer
+// addresses with EINVAL.
+const maxSockaddr = 128
+
+// ServeConnects answers, until ctx is done or every process under the filter has
+// ended, each connect(2) that the seccomp filter of Sockets.Connect hands to its
+// listener, the descriptor fd (ApplySeccompThread's, passed over a unix socket), which
+// it owns. A connection to allow (the proxy) it makes itself, on the
+// caller's own socket (taken with pidfd_getfd) and with its own copy of the address, so
+// that no thread of the caller can change the address between the check and the
+// connect; the caller gets connect's result. Any other address is refused with
+// EACCES, as Landlock refuses a port, and reported to refused (host:port, or the
+// address family); refused is called from the goroutines ServeConnects starts. It
+// closes fd and waits for every goroutine it started before it returns.
+func ServeConnects(ctx context.Context, fd int, allow netip.AddrPort, refused func(target string)) error {
+	if err := unix.SetNonblock(fd, true); err != nil {
+		_ = unix.Close(fd)
+		return fmt.Errorf("connects: %w", err)
+	}
+	l := os.NewFile(uintptr(fd), "seccomp listener") // non-blocking: in the runtime's poller
+	defer func() { _ = l.Close() }()
+	raw, err := l.SyscallConn()
+	if err != nil {
+		return fmt.Errorf("connects: %w", err)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = l.SetReadDeadline(time.Unix(1, 0)) })
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for {
+		n, err := receive(raw)
+		if errors.Is(err, errHangUp) || ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("connects: %w", err)
+		}
+		wg.Go(func() {
+			errno := connectFor(raw, n, allow, refused)
+			resp := seccompNotifResp{ID: n.ID, Error: -int32(errno)}
+			// ENOENT: the caller was interrupted and is no longer waiting.
+			_ = raw.Control(func(fd uintptr) {
+				_, _, _ = unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+			})
+		})
+	}
+}
+
+// errHangUp says that every process under the filter has ended.
+var errHangUp = errors.New("every process under the filter has ended")
+
+// receive waits for the next notification. SECCOMP_IOCTL_NOTIF_RECV blocks whatever
+// O_NONBLOCK says, so it is called only once poll(2) says one is waiting.
+func receive(raw syscall.RawConn) (seccompNotif, error) {
+	var n seccompNotif
+	var rerr error
+	err := raw.Read(func(fd uintptr) bool {
+		for {
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if k, err := unix.Poll(pfd, 0); err != nil || k == 0 {
+				return false // the poller wakes us at the next one
+			}
+			if pfd[0].Revents&unix.POLLIN == 0 && pfd[0].Revents&unix.POLLHUP != 0 {
+				rerr = errHangUp
+				return true
+			}
+			n = seccompNotif{}
+			_, _, e := unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n)))
+			if e == unix.ENOENT || e == unix.EINTR {
+				continue // the caller went away before we took it; another may wait
+			}
+			if e != 0 {
+				rerr = e
+			}
+			return true
+		}
+	})
+	if err != nil {
+		return n, err
+	}
+	return n, rerr
+}
+
+// connectFor does the connect(2) of notification n if its address is allow, and
+// returns the errno the caller gets (0 for success).
+func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refused func(string)) syscall.Errno {
+	if n.Data.Nr != unix.SYS_CONNECT {
+		return unix.ENOSYS
+	}
+	sockfd, ptr, size := int(int32(n.Data.Args[0])), n.Data.Args[1], int(uint32(n.Data.Args[2]))
+	if size < 2 || size > maxSockaddr {
+		return unix.EINVAL
+	}
+	buf := make([]byte, size)
+	if _, err := unix.ProcessVMReadv(int(n.Pid), []unix.Iovec{{Base: &buf[0], Len: uint64(size)}},
+		[]unix.RemoteIovec{{Base: uintptr(ptr), Len: size}}, 0); err != nil {
+		return unix.EFAULT
+	}
+	family, target, ok := parseSockaddr(buf)
+	if !ok || target != allow {
+		if ok {
+			refused(target.String())
+		} else {
+			refused("address family " + strconv.Itoa(int(family)))
+		}
+		return unix.EACCES
+	}
+	fd, errno := takeSocket(raw, n, sockfd)
+	if errno != 0 {
+		return errno
+	}
+	defer func() { _ = unix.Close(fd) }()
+	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(allow.Port()), Addr: allow.Addr().As4()}
+	if family == unix.AF_INET6 {
+		sa = &unix.SockaddrInet6{Port: int(allow.Port()), Addr: netip.AddrFrom16(allow.Addr().As16()).As16()}
+	}
+	err := unix.Connect(fd, sa)
+	if err == nil {
+		return 0
+	}
+	if e, ok := errors.AsType[syscall.Errno](err); ok {
+		return e // EINPROGRESS for a non-blocking socket, ECONNREFUSED, EISCONN, ...
+	}
+	return unix.EINVAL
+}
+
+// takeSocket duplicates the caller's descriptor sockfd into this process, once the
+// notification shows the caller is still the one waiting.
+func takeSocket(raw syscall.RawConn, n seccompNotif, sockfd int) (int, syscall.Errno) {
+	tgid, err := threadGroup(int(n.Pid))
+	if err != nil {
+		return -1, unix.ESRCH
+	}
+	pidfd, err := unix.PidfdOpen(tgid, 0)
+	if err != nil {
+		return -1, unix.ESRCH
+	}
+	defer func() { _ = unix.Close(pidfd) }()
+	// The pid could have been reused between the notification and pidfd_open: the
+	// notification is still valid only while its caller waits, so pidfd names it.
+	var valid syscall.Errno
+	if err := raw.Control(func(fd uintptr) {
+		_, _, valid = unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&n.ID)))
+	}); err != nil || valid != 0 {
+		return -1, unix.ESRCH
+	}
+	fd, err := unix.PidfdGetfd(pidfd, sockfd, 0)
+	switch {
+	case errors.Is(err, unix.EBADF):
+		return -1, unix.EBADF
+	case err != nil: // no ptrace access to the caller
+		return -1, unix.EACCES
+	}
+	return fd, 0
+}
+
+// threadGroup is the process (thread group) that thread tid belongs to.
+func threadGroup(tid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, errors.New("no Tgid")
+}
+
+// parseSockaddr reads an IPv4 or IPv6 socket address (an IPv4-mapped IPv6 one as the
+// IPv4 address it maps), and returns its family in any case.
+func parseSockaddr(b []byte) (uint16, netip.AddrPort, bool) {
+	family := binary.NativeEndian.Uint16(b)
+	switch {
+	case family == unix.AF_INET && len(b) >= unix.SizeofSockaddrInet4:
+		addr := netip.AddrFrom4([4]byte(b[4:8]))
+		return family, netip.AddrPortFrom(addr, binary.BigEndian.Uint16(b[2:4])), true
+	case family == unix.AF_INET6 && len(b) >= unix.SizeofSockaddrInet6:
+		addr := netip.AddrFrom16([16]byte(b[8:24])).Unmap()
+		return family, netip.AddrPortFrom(addr, binary.BigEndian.Uint16(b[2:4])), true
+	}
+	return family, netip.AddrPort{}, false
+}
