@@ -58,8 +58,8 @@ func applyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.
 	if inRoot {
 		cfg.HandledAccessNet = 0 // the empty network namespace is the network layer
 	} else if proxyPort > 0 {
-		if err := (Report{LandlockABI: abi}).SupportsNetwork(LevelLandlock); err != nil {
-			return 0, fmt.Errorf("landlock: %w", err)
+		if abi < LandlockNetABI {
+			return 0, fmt.Errorf("landlock: %w", landlockNetError(abi))
 		}
 		rules = append(rules, landlock.ConnectTCP(uint16(proxyPort)))
 	}

@@ -22,6 +22,9 @@ type Feature struct {
 // Report is what Probe found on this machine.
 type Report struct {
 	UserNS, Landlock, Seccomp, NoNewPrivs, CgroupV2 Feature
+	// Ptrace is agentrun's access to its tools' descriptors and memory, with which it
+	// makes their connections at level landlock (ServeConnects).
+	Ptrace Feature
 	// LandlockABI is the kernel's Landlock ABI version, 0 without Landlock.
 	LandlockABI int
 }
@@ -89,13 +92,26 @@ const LandlockNetABI = 4
 // SupportsNetwork says whether tools at level l, which this machine supports, can have
 // the network through the proxy alone: nil, or why not. At level landlock that takes
 // Landlock's network rules; without them a tool's TCP would reach any host directly.
-// Level strict has its network namespace, and off confines nothing.
+// It also takes ptrace access to the tools, with which agentrun makes their
+// connections to the proxy. Level strict has its network namespace, and off confines
+// nothing.
 func (r Report) SupportsNetwork(l Level) error {
-	if l != LevelLandlock || r.LandlockABI >= LandlockNetABI {
+	switch {
+	case l != LevelLandlock:
 		return nil
+	case r.LandlockABI < LandlockNetABI:
+		return landlockNetError(r.LandlockABI)
+	case !r.Ptrace.OK:
+		return fmt.Errorf("sandbox level landlock with network needs ptrace access to the tools, to make their connections to the proxy: %s", r.Ptrace.Reason)
 	}
+	return nil
+}
+
+// landlockNetError says that Landlock ABI abi, below LandlockNetABI, cannot keep TCP to
+// the proxy.
+func landlockNetError(abi int) error {
 	return fmt.Errorf("sandbox level landlock with network needs Landlock ABI %d (Linux 6.7) to keep the tools' TCP to the proxy; this kernel has ABI %d",
-		LandlockNetABI, r.LandlockABI)
+		LandlockNetABI, abi)
 }
 
 // WriteText writes the report for people, as `agentrun sandbox check` prints it: one
@@ -110,6 +126,7 @@ func (r Report) WriteText(w io.Writer) error {
 		{"seccomp", r.Seccomp},
 		{"no_new_privs", r.NoNewPrivs},
 		{"cgroup v2", r.CgroupV2},
+		{"ptrace of tools", r.Ptrace},
 	} {
 		yes := "no"
 		if n.f.OK {

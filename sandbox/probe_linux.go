@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -25,6 +26,7 @@ func Probe() Report {
 		Seccomp:     probeSeccomp(),
 		NoNewPrivs:  probeNoNewPrivs(),
 		CgroupV2:    probeCgroupV2(),
+		Ptrace:      ptraceFeature(readPtraceScope()),
 		LandlockABI: abi,
 	}
 }
@@ -141,6 +143,36 @@ func probeNoNewPrivs() Feature {
 		return Feature{OK: true, Reason: "already set"}
 	}
 	return Feature{OK: true}
+}
+
+// readPtraceScope reads Yama's kernel.yama.ptrace_scope: -1 without Yama.
+func readPtraceScope() int {
+	b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+	if err != nil {
+		return -1
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// ptraceFeature says whether this process may take its descendants' descriptors
+// (pidfd_getfd, process_vm_readv: ptrace access), under Yama's scope (-1: no Yama).
+func ptraceFeature(scope int) Feature {
+	switch {
+	case scope < 0:
+		return Feature{OK: true, Reason: "no Yama"}
+	case scope <= 1:
+		return Feature{OK: true, Reason: fmt.Sprintf("kernel.yama.ptrace_scope is %d", scope)}
+	case scope == 2:
+		if ok, _ := haveEffective(unix.CAP_SYS_PTRACE); ok {
+			return Feature{OK: true, Reason: "kernel.yama.ptrace_scope is 2, with CAP_SYS_PTRACE"}
+		}
+		return Feature{Reason: "kernel.yama.ptrace_scope is 2 and agentrun lacks CAP_SYS_PTRACE"}
+	}
+	return Feature{Reason: fmt.Sprintf("kernel.yama.ptrace_scope is %d: no process may attach", scope)}
 }
 
 func probeCgroupV2() Feature {

@@ -8,6 +8,7 @@ import (
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestProbeMatchesMachine checks Probe against independent evidence on this machine.
@@ -56,4 +57,26 @@ func TestProbeDoesNotChangeTheProcess(t *testing.T) {
 	before := []string{procStatus("Seccomp"), procStatus("NoNewPrivs"), procStatus("CapEff")}
 	Probe()
 	assert.Equal(t, before, []string{procStatus("Seccomp"), procStatus("NoNewPrivs"), procStatus("CapEff")})
+}
+
+func TestPtraceFeature(t *testing.T) {
+	for name, tc := range map[string]struct {
+		scope int
+		ok    bool
+		why   string
+	}{
+		"no yama":     {-1, true, "no Yama"},
+		"classic":     {0, true, "kernel.yama.ptrace_scope is 0"},
+		"descendants": {1, true, "kernel.yama.ptrace_scope is 1"},
+		"none":        {3, false, "kernel.yama.ptrace_scope is 3: no process may attach"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := ptraceFeature(tc.scope)
+			assert.Equal(t, tc.ok, f.OK)
+			assert.Equal(t, tc.why, f.Reason)
+		})
+	}
+	ok, err := haveEffective(unix.CAP_SYS_PTRACE)
+	require.NoError(t, err)
+	assert.Equal(t, ok, ptraceFeature(2).OK, "scope 2 takes CAP_SYS_PTRACE")
 }

@@ -55,14 +55,16 @@ func TestReportLevels(t *testing.T) {
 func TestReportNetwork(t *testing.T) {
 	for name, tc := range map[string]struct {
 		abi     int
+		ptrace  bool
 		landlck string // substring of SupportsNetwork(LevelLandlock)'s error, "" for nil
 	}{
-		"abi 3, Linux 6.6": {3, "needs Landlock ABI 4 (Linux 6.7) to keep the tools' TCP to the proxy; this kernel has ABI 3"},
-		"abi 4":            {4, ""},
-		"abi 8":            {8, ""},
+		"abi 3, Linux 6.6": {3, true, "needs Landlock ABI 4 (Linux 6.7) to keep the tools' TCP to the proxy; this kernel has ABI 3"},
+		"abi 4":            {4, true, ""},
+		"abi 8":            {8, true, ""},
+		"no ptrace":        {8, false, "needs ptrace access to the tools, to make their connections to the proxy: kernel.yama.ptrace_scope is 3"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			r := Report{LandlockABI: tc.abi}
+			r := Report{LandlockABI: tc.abi, Ptrace: Feature{OK: tc.ptrace, Reason: "kernel.yama.ptrace_scope is 3"}}
 			assert.NoError(t, r.SupportsNetwork(LevelStrict))
 			assert.NoError(t, r.SupportsNetwork(LevelOff))
 			err := r.SupportsNetwork(LevelLandlock)
@@ -83,6 +85,7 @@ func TestReportWriteText(t *testing.T) {
 		Seccomp:     Feature{OK: true, Reason: "filter mode"},
 		NoNewPrivs:  Feature{OK: true},
 		CgroupV2:    Feature{OK: true, Reason: "unified hierarchy at /sys/fs/cgroup"},
+		Ptrace:      Feature{OK: true, Reason: "kernel.yama.ptrace_scope is 1"},
 		LandlockABI: 7,
 	}
 	var b strings.Builder
@@ -92,6 +95,7 @@ landlock          yes   ABI 7
 seccomp           yes   filter mode
 no_new_privs      yes
 cgroup v2         yes   unified hierarchy at /sys/fs/cgroup
+ptrace of tools   yes   kernel.yama.ptrace_scope is 1
 landlock ABI      7
 best level: landlock
 `, b.String())
