@@ -170,95 +170,69 @@ jobs:
 	assert.Contains(t, log.String(), "::warning title=agentrun%3A warning::Sandbox off: 1 session ran")
 }
 
-// TestRunRefusedConnection runs a session whose tool fetches a URL off the allowlist
-// through the sandbox's proxy: the server never sees the request, no file lands in the
+// TestRunRefusedConnection runs a session whose tool fetches a URL it may not reach:
+// at level strict off the allowlist through the sandbox's proxy, at level landlock
+// around the proxy with a direct connection to an allowed host, which the sandbox (not
+// the proxy) refuses. The server never sees the request, no file lands in the
 // workspace, and events.jsonl holds a sandbox_violation naming the target.
 func TestRunRefusedConnection(t *testing.T) {
 	t.Parallel()
-	requireLevel(t, sandbox.LevelStrict)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		_, _ = w.Write([]byte("secret page"))
-	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	spec := writeSpec(t, dir, `version: 1
+	for name, tc := range map[string]struct {
+		level     sandbox.Level
+		model     string
+		allow     string
+		host      string // the probe's host in place of 127.0.0.1
+		proxySeen bool   // the model sees the proxy's 403
+	}{
+		"through the proxy": {sandbox.LevelStrict, "netprobe", "example.invalid", "probe.invalid", true},
+		"around the proxy":  {sandbox.LevelLandlock, "directprobe", `"127.0.0.1"`, "127.0.0.1", false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			requireLevel(t, tc.level)
+			var hits atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				hits.Add(1)
+				_, _ = w.Write([]byte("secret page"))
+			}))
+			defer srv.Close()
+			url := strings.Replace(srv.URL, "127.0.0.1", tc.host, 1)
+			dir := t.TempDir()
+			spec := writeSpec(t, dir, `version: 1
 defaults:
-  model: netprobe
-  network: {allow: [example.invalid]}
-  env: {PROBE_URL: "`+strings.Replace(srv.URL, "127.0.0.1", "probe.invalid", 1)+`"}
+  model: `+tc.model+`
+  sandbox: {level: `+string(tc.level)+`}
+  network: {allow: [`+tc.allow+`]}
+  env: {PROBE_URL: "`+url+`"}
 jobs:
   - {id: probe, prompt: Fetch the page., workspace: {dir: ., mode: copy}}
 `)
-	out := filepath.Join(dir, "out")
-	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
-		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
-	require.NoError(t, err)
-	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
-	assert.Zero(t, hits.Load(), "the request never reached the server")
-	assert.NoFileExists(t, filepath.Join(out, runner.WorkspacesDir, "probe", "fetched.txt"))
-	events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "probe", runner.EventsFile))
-	require.NoError(t, err)
-	var found bool
-	assert.Contains(t, string(events), "403", "the model sees the proxy's refusal")
-	for _, line := range strings.Split(string(events), "\n") {
-		if strings.Contains(line, `"type":"sandbox_violation"`) {
-			found = true
-			assert.Contains(t, line, `"kind":"network_denied"`)
-			assert.Contains(t, line, `"target":"probe.invalid:`)
-		}
+			out := filepath.Join(dir, "out")
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+				Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
+			require.NoError(t, err)
+			require.Equal(t, 1, sum.Totals.Passed, sum.Text())
+			assert.Zero(t, hits.Load(), "the request never reached the server")
+			assert.NoFileExists(t, filepath.Join(out, runner.WorkspacesDir, "probe", "fetched.txt"))
+			events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "probe", runner.EventsFile))
+			require.NoError(t, err)
+			if tc.proxySeen {
+				assert.Contains(t, string(events), "403", "the model sees the proxy's refusal")
+			}
+			target := `"target":"` + strings.TrimPrefix(url, "http://") + `"`
+			var found bool
+			for _, line := range strings.Split(string(events), "\n") {
+				if strings.Contains(line, `"type":"sandbox_violation"`) && strings.Contains(line, target) {
+					found = true
+					assert.Contains(t, line, `"kind":"network_denied"`)
+				}
+			}
+			assert.True(t, found, "events.jsonl has a sandbox_violation for %s:\n%s", target, events)
+		})
 	}
-	assert.True(t, found, "events.jsonl has a sandbox_violation:\n%s", events)
-}
-
-// TestRunRecordsADirectConnection runs a session at level landlock whose tool connects
-// to a server on the host's loopback around its proxy: the server never sees a
-// request, nothing lands in the workspace, and events.jsonl records the violation,
-// which the sandbox (not the proxy) refused.
-func TestRunRecordsADirectConnection(t *testing.T) {
-	t.Parallel()
-	requireLevel(t, sandbox.LevelLandlock)
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
-	}
-	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		hits.Add(1)
-		_, _ = w.Write([]byte("secret page"))
-	}))
-	defer srv.Close()
-	dir := t.TempDir()
-	spec := writeSpec(t, dir, `version: 1
-defaults:
-  model: directprobe
-  sandbox: {level: landlock}
-  network: {allow: ["127.0.0.1"]}
-  env: {PROBE_URL: "`+srv.URL+`"}
-jobs:
-  - {id: probe, prompt: Fetch the page., workspace: {dir: ., mode: copy}}
-`)
-	out := filepath.Join(dir, "out")
-	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
-		Environ: []string{"PATH=" + os.Getenv("PATH")}}).Run(context.Background(), spec)
-	require.NoError(t, err)
-	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
-	assert.Zero(t, hits.Load(), "the request never reached the server")
-	assert.NoFileExists(t, filepath.Join(out, runner.WorkspacesDir, "probe", "fetched.txt"))
-	events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "probe", runner.EventsFile))
-	require.NoError(t, err)
-	target := `"target":"` + strings.TrimPrefix(srv.URL, "http://") + `"`
-	var found bool
-	for _, line := range strings.Split(string(events), "\n") {
-		if strings.Contains(line, `"type":"sandbox_violation"`) && strings.Contains(line, target) {
-			found = true
-			assert.Contains(t, line, `"kind":"network_denied"`)
-		}
-	}
-	assert.True(t, found, "events.jsonl has a sandbox_violation for %s:\n%s", target, events)
 }
 
 // TestRunRefusesChainedProxies runs two sessions at level landlock at once, whose
