@@ -51,8 +51,8 @@ const maxSockaddr = 128
 // it owns. A connection to allow (the proxy) it makes itself, on the
 // caller's own socket (taken with pidfd_getfd) and with its own copy of the address, so
 // that no thread of the caller can change the address between the check and the
-// connect; the caller gets connect's result. Any other address is refused with
-// EACCES, as Landlock refuses a port, and reported to refused (host:port, or the
+// connect; the caller gets connect's result. So is a netlink socket's connection, to
+// the kernel. Any other address is refused with EACCES, as Landlock refuses a port, and reported to refused (host:port, or the
 // address family); refused is called from the goroutines ServeConnects starts. It
 // closes fd and waits for every goroutine it started before it returns.
 func ServeConnects(ctx context.Context, fd int, allow netip.AddrPort, refused func(target string)) error {
@@ -140,7 +140,18 @@ func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refus
 		return unix.EFAULT
 	}
 	family, target, ok := parseSockaddr(buf)
-	if !ok || target != allow {
+	var sa unix.Sockaddr
+	switch {
+	case family == unix.AF_NETLINK && size >= unix.SizeofSockaddrNetlink:
+		// The kernel's end of a netlink socket, which the filter lets tools have: the C
+		// library asks it for the interfaces. Nothing leaves the machine.
+		sa = &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: binary.NativeEndian.Uint32(buf[4:8]), Groups: binary.NativeEndian.Uint32(buf[8:12])}
+	case ok && target == allow && family == unix.AF_INET6:
+		sa = &unix.SockaddrInet6{Port: int(allow.Port()), Addr: netip.AddrFrom16(allow.Addr().As16()).As16()}
+	case ok && target == allow:
+		sa = &unix.SockaddrInet4{Port: int(allow.Port()), Addr: allow.Addr().As4()}
+	}
+	if sa == nil {
 		if ok {
 			refused(target.String())
 		} else {
@@ -153,10 +164,6 @@ func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refus
 		return errno
 	}
 	defer func() { _ = unix.Close(fd) }()
-	var sa unix.Sockaddr = &unix.SockaddrInet4{Port: int(allow.Port()), Addr: allow.Addr().As4()}
-	if family == unix.AF_INET6 {
-		sa = &unix.SockaddrInet6{Port: int(allow.Port()), Addr: netip.AddrFrom16(allow.Addr().As16()).As16()}
-	}
 	err := unix.Connect(fd, sa)
 	if err == nil {
 		return 0

@@ -182,13 +182,19 @@ s.connect(('127.0.0.1', {PORT}))
 s.sendall(b'GET / HTTP/1.0\\r\\n\\r\\n')
 print(s.recv(100))"`
 
+// printed: s is not reached, and the output holds want: what the tool may do still
+// works.
+func printed(s *hostServer, want string) effect {
+	return answeredBy(s, 1, want)
+}
+
 // answeredBy: s is not reached, and the output holds n lines of status, the proxy's
 // answers to n connections the sandbox made for the tool at once.
 func answeredBy(s *hostServer, n int, status string) effect {
 	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
 		check := unreached(s)(t, fx, x)
 		return func(out string) (bool, string) {
-			assert.Equal(t, n, strings.Count(out, status+"\n"), "the proxy's answers; output:\n%s", out)
+			assert.Equal(t, n, strings.Count(out, status+"\n"), "lines of %q; output:\n%s", status, out)
 			return check(out)
 		}
 	}
@@ -350,6 +356,9 @@ print(s.recv(100))"`, effect: refusedAt(other, true), landlock: true},
 				attempt{name: "tcp fast open to the proxy's port of another host", needs: "python3", cmd: pythonFastOpen("127.0.0.2", "{PPORT}"), effect: unreached(other), landlock: true},
 				attempt{name: "curl through the proxy still works", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' http://127.0.0.2:{PPORT}/",
 					effect: refusedAt(other, false), landlock: true},
+				attempt{name: "a netlink socket still connects to the kernel", needs: "python3",
+					cmd: `python3 -c "import socket; s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); s.connect((0, 0)); print('netlink-connected')"`,
+					effect: printed(other, "netlink-connected"), landlock: true},
 				attempt{name: "forty connections at once through the proxy", needs: "curl",
 					cmd:    "for i in $(seq 40); do curl -s -o /dev/null -w '%{http_code}\\n' --max-time 10 --noproxy '' http://127.0.0.2:{PPORT}/ & done; wait",
 					effect: answeredBy(other, 40, "403"), landlock: true},
