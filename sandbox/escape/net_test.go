@@ -200,6 +200,36 @@ func answeredBy(s *hostServer, n int, status string) effect {
 	}
 }
 
+// pythonFlip connects 300 times from one thread with an address another thread flips
+// between the proxy's and another host's at the proxy's port, all through connect: a
+// sandbox that checked the address and then let the kernel read it again would connect
+// to the other host now and then.
+const pythonFlip = `python3 -c "
+import ctypes, socket, struct, threading
+libc = ctypes.CDLL(None, use_errno=True)
+def sa(ip):
+    return struct.pack('=H', socket.AF_INET) + struct.pack('!H', {PPORT}) + socket.inet_aton(ip) + bytes(8)
+good, bad = sa('127.0.0.1'), sa('127.0.0.2')
+buf = ctypes.create_string_buffer(good, 16)
+stop = []
+def flip():
+    while not stop:
+        ctypes.memmove(buf, bad, 16)
+        ctypes.memmove(buf, good, 16)
+t = threading.Thread(target=flip)
+t.start()
+ok = refused = 0
+for i in range(300):
+    s = socket.socket()
+    if libc.connect(s.fileno(), buf, 16) == 0:
+        ok += 1
+    else:
+        refused += 1
+    s.close()
+stop.append(1)
+t.join()
+print('connected', ok, 'refused', refused)"`
+
 // pythonFastOpen opens a TCP connection to host:port with sendto(2) and MSG_FASTOPEN,
 // which connects without connect(2), and prints the reply.
 func pythonFastOpen(host, port string) string {
@@ -356,6 +386,8 @@ print(s.recv(100))"`, effect: refusedAt(other, true), landlock: true},
 				attempt{name: "tcp fast open to the proxy's port of another host", needs: "python3", cmd: pythonFastOpen("127.0.0.2", "{PPORT}"), effect: unreached(other), landlock: true},
 				attempt{name: "curl through the proxy still works", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' http://127.0.0.2:{PPORT}/",
 					effect: refusedAt(other, false), landlock: true},
+				attempt{name: "an address flipped to another host during connect", needs: "python3", cmd: pythonFlip,
+					effect: unreached(other), landlock: true},
 				attempt{name: "a netlink socket still connects to the kernel", needs: "python3",
 					cmd: `python3 -c "import socket; s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); s.connect((0, 0)); print('netlink-connected')"`,
 					effect: printed(other, "netlink-connected"), landlock: true},
