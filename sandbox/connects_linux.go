@@ -60,6 +60,9 @@ func ServeConnects(ctx context.Context, fd int, allow netip.AddrPort, refused fu
 		_ = unix.Close(fd)
 		return fmt.Errorf("connects: %w", err)
 	}
+	// The caller's thread is woken on the CPU that answers it, where the answer was
+	// written (Linux 6.6; older kernels refuse the flag, and wake it as they will).
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SET_FLAGS, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP)
 	l := os.NewFile(uintptr(fd), "seccomp listener") // non-blocking: in the runtime's poller
 	defer func() { _ = l.Close() }()
 	raw, err := l.SyscallConn()
@@ -177,11 +180,7 @@ func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refus
 // takeSocket duplicates the caller's descriptor sockfd into this process, once the
 // notification shows the caller is still the one waiting.
 func takeSocket(raw syscall.RawConn, n seccompNotif, sockfd int) (int, syscall.Errno) {
-	tgid, err := threadGroup(int(n.Pid))
-	if err != nil {
-		return -1, unix.ESRCH
-	}
-	pidfd, err := unix.PidfdOpen(tgid, 0)
+	pidfd, err := openCaller(int(n.Pid))
 	if err != nil {
 		return -1, unix.ESRCH
 	}
@@ -202,6 +201,28 @@ func takeSocket(raw syscall.RawConn, n seccompNotif, sockfd int) (int, syscall.E
 		return -1, unix.EACCES
 	}
 	return fd, 0
+}
+
+// pidfdThread is PIDFD_THREAD (O_EXCL, Linux 6.9): a pidfd of a thread that does not
+// lead its thread group.
+const pidfdThread = unix.O_EXCL
+
+// openCaller returns a pidfd for the process of thread tid: tid's own when it leads its
+// thread group (a single-threaded tool, the common case), a thread pidfd, or that of the
+// thread group /proc names.
+func openCaller(tid int) (int, error) {
+	fd, err := unix.PidfdOpen(tid, 0)
+	if !errors.Is(err, unix.EINVAL) {
+		return fd, err // EINVAL: tid does not lead its group
+	}
+	if fd, err := unix.PidfdOpen(tid, pidfdThread); err == nil {
+		return fd, nil
+	}
+	tgid, err := threadGroup(tid)
+	if err != nil {
+		return -1, err
+	}
+	return unix.PidfdOpen(tgid, 0)
 }
 
 // threadGroup is the process (thread group) that thread tid belongs to.
