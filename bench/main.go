@@ -108,6 +108,7 @@ func sandboxFigures(level string) []row {
 		{figure{"tool round trip through the worker, sandbox " + level + ": a Read of a small file (p50)", "./worker", rt, nil, "p50-µs", same, "%.0f µs", "≤ 1 ms", func(v float64) bool { return v <= 1000 }}, "/read", nil},
 		{figure{"… p99", "./worker", rt, nil, "p99-µs", same, "%.0f µs", "reported", nil}, "/read", nil},
 		{figure{"… a Bash `true` (bash's own start included, p50)", "./worker", rt, nil, "p50-µs", func(v float64) float64 { return v / 1000 }, "%.2f ms", "reported", nil}, "/bash_true", nil},
+		{figure{"… a tool's connection to the network proxy, opened and closed (bash's /dev/tcp; at landlock agentrun makes each connect)", "./worker", "^BenchmarkProxyConnect$/^" + level + "$", []string{"-benchtime", "20x"}, "µs/connect", same, "%.0f µs", "reported", nil}, "", nil},
 		{figure{"sandbox start, " + level + ": new client, first Read, Close (p50)", "./worker", start, []string{"-benchtime", "200x"}, "p50-ms", same, "%.1f ms", "≤ 15 ms", func(v float64) bool { return v <= 15 }}, "", nil},
 		{figure{"… up to the first tool result (p50)", "./worker", start, []string{"-benchtime", "200x"}, "p50-ms-to-first-result", same, "%.1f ms", "reported", nil}, "", nil},
 		{figure{"1,000 sessions × 4 turns, 50 ms latency, concurrency 100, every tool call through a worker at " + level + ": wall / ideal", "./runner", run, runArgs, "wall/ideal", same, "%.2f", "≤ 1.10", func(v float64) bool { return v <= 1.10 }}, "", nil},
