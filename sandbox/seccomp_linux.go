@@ -228,6 +228,9 @@ func filterProgram(sockets Sockets) []unix.SockFilter {
 	allow, eperm := ret(unix.SECCOMP_RET_ALLOW), retErrno(unix.EPERM)
 	prog = append(prog, onCall(unix.SYS_IOCTL, onValues(1, deniedIoctls, eperm, allow)...)...)
 	prog = append(prog, onCall(unix.SYS_SOCKET, socketRule(sockets, allow, eperm)...)...)
+	if sockets.NoListen {
+		prog = append(prog, onCall(unix.SYS_LISTEN, eperm)...)
+	}
 	if sockets.Connect {
 		prog = append(prog, onCall(unix.SYS_CONNECT, ret(unix.SECCOMP_RET_USER_NOTIF))...)
 		for _, c := range []struct{ nr, flagsArg uint32 }{{unix.SYS_SENDTO, 3}, {unix.SYS_SENDMSG, 2}, {unix.SYS_SENDMMSG, 3}} {

@@ -308,6 +308,7 @@ func TestFilterJumpsStayInside(t *testing.T) {
 		"every family":        filterProgram(Sockets{Any: families}),
 		"every family as TCP": filterProgram(Sockets{TCP: families}),
 		"both":                filterProgram(Sockets{Any: families[:10], TCP: families[10:20]}),
+		"landlock's":          filterProgram(Sockets{Any: families[:1], TCP: families[1:3], Connect: true, NoListen: true}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NotEmpty(t, prog)

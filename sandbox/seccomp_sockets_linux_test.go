@@ -14,10 +14,10 @@ func init() {
 	childScenarios["seccomp-sockets"] = socketsChild
 }
 
-// socketsChild allows netlink sockets, IPv4 TCP ones and nothing else, and reports
-// which sockets it can still make.
+// socketsChild allows netlink sockets, IPv4 TCP ones and nothing else, and no
+// listen(2), and reports which sockets it can still make.
 func socketsChild() int {
-	if _, err := ApplySeccomp(Sockets{Any: []int{unix.AF_NETLINK}, TCP: []int{unix.AF_INET}}); err != nil {
+	if _, err := ApplySeccomp(Sockets{Any: []int{unix.AF_NETLINK}, TCP: []int{unix.AF_INET}, NoListen: true}); err != nil {
 		report("apply", err)
 		return 1
 	}
@@ -55,6 +55,11 @@ func socketsChild() int {
 	try("unix-high-bits", 1<<32|unix.AF_UNIX, unix.SOCK_STREAM)
 	try("inet6-high-bits", 1<<63|unix.AF_INET6, unix.SOCK_STREAM)
 	report("io_uring-unix", ioUringSocket(unix.AF_UNIX))
+	if fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0); err == nil {
+		// listen(2) alone would bind a free port of every address.
+		report("inet-listen", errnoOf(unix.Listen(fd, 1)))
+		_ = unix.Close(fd)
+	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
 	if err != nil {
 		report("socketpair", err)
@@ -66,7 +71,8 @@ func socketsChild() int {
 	return 0
 }
 
-// TestSeccompSocketFamilies checks that only the sockets ApplySeccomp allows are made,
+// TestSeccompSocketFamilies checks that only the sockets ApplySeccomp allows are made
+// (and that listen(2) is refused),
 // on the real kernel: netlink's of any type, IPv4 TCP alone (no UDP, ping, Multipath
 // TCP or SCTP), whatever the bits above an argument's 32 and through io_uring too (whose
 // rings the filter refuses), while socketpair still works.
@@ -78,5 +84,5 @@ func TestSeccompSocketFamilies(t *testing.T) {
 		"io_uring-unix": "setup EPERM", "netlink": "ok", "vsock": "EPERM", "alg": "EPERM",
 		"inet-tcp": "ok", "inet-nonblock-cloexec": "ok", "inet-udp": "EPERM", "inet-udp-nonblock": "EPERM",
 		"inet-ping": "EPERM", "inet-mptcp": "EPERM", "inet-sctp": "EPERM", "inet-udp-high-bits": "EPERM",
-		"inet-mptcp-high-bits": "EPERM", "netlink-dgram": "ok"}, got)
+		"inet-mptcp-high-bits": "EPERM", "netlink-dgram": "ok", "inet-listen": "EPERM"}, got)
 }

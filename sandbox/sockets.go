@@ -17,4 +17,8 @@ type Sockets struct {
 	// ports, not hosts: a tool allowed the proxy's port could otherwise connect to any
 	// host on that port.
 	Connect bool
+	// NoListen refuses listen(2): on a socket not yet bound it binds a free port of
+	// every address without bind(2), which Landlock's bind rule does not see, and the
+	// listener would serve anyone who can reach the machine.
+	NoListen bool
 }

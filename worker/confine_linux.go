@@ -82,7 +82,7 @@ func confineThread(cfg Config) (Ready, error) {
 // and Multipath TCP sockets would go around it (a datagram to any host, a connection
 // to any port); with no network, none. And since Landlock's rule names a port on any
 // host, the runner makes each connect(2) itself (sandbox.ServeConnects), to the
-// proxy's address alone. No unix socket ever: a read-only bind does not
+// proxy's address alone; and listen(2), which binds without bind(2), is refused. No unix socket ever: a read-only bind does not
 // stop connect(2) on a host daemon's socket file, and Landlock before ABI 9 has no right
 // for it. Nor any other family: vsock, which no network namespace confines, reaches a
 // VM's host, and the rest are attack surface no tool needs.
@@ -94,6 +94,7 @@ func allowedSockets(cfg Config) sandbox.Sockets {
 	case cfg.ProxyPort > 0:
 		s.TCP = []int{unix.AF_INET, unix.AF_INET6}
 		s.Connect = true // Landlock's rule names the proxy's port, on any host
+		s.NoListen = true
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -200,6 +201,41 @@ func answeredBy(s *hostServer, n int, status string) effect {
 	}
 }
 
+// pythonListen calls listen(2) on a fresh socket of family, which binds it to a free
+// port of every address without bind(2), writes the port to file and leaves a child
+// that waits 10 s for a connection on it.
+func pythonListen(family, file string) string {
+	return `python3 -c "
+import os, socket, sys
+s = socket.socket(socket.` + family + `)
+s.listen()
+open('` + file + `', 'w').write(str(s.getsockname()[1]))
+if os.fork():
+    sys.exit(0)
+s.settimeout(10)
+s.accept()"`
+}
+
+// notListening: no port is written to file, or the host cannot connect to it on addr,
+// where a tool's listener would serve anyone who can reach the machine.
+func notListening(file, addr string) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		path := x.expand(file)
+		return func(string) (bool, string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return true, ""
+			}
+			c, err := net.DialTimeout("tcp", net.JoinHostPort(addr, strings.TrimSpace(string(b))), 2*time.Second)
+			if err != nil {
+				return true, ""
+			}
+			_ = c.Close()
+			return false, "a tool's listener on port " + string(b) + " accepted a connection from the host"
+		}
+	}
+}
+
 // pythonFlip connects 300 times from one thread with an address another thread flips
 // between the proxy's and another host's at the proxy's port, all through connect: a
 // sandbox that checked the address and then let the kernel read it again would connect
@@ -386,10 +422,14 @@ print(s.recv(100))"`, effect: refusedAt(other, true), landlock: true},
 				attempt{name: "tcp fast open to the proxy's port of another host", needs: "python3", cmd: pythonFastOpen("127.0.0.2", "{PPORT}"), effect: unreached(other), landlock: true},
 				attempt{name: "curl through the proxy still works", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' http://127.0.0.2:{PPORT}/",
 					effect: refusedAt(other, false), landlock: true},
+				attempt{name: "a listener bound by listen alone", needs: "python3", cmd: pythonListen("AF_INET", "{WS}/lport-{NAME}"),
+					effect: notListening("{WS}/lport-{NAME}", "127.0.0.1"), landlock: true},
+				attempt{name: "an ipv6 listener bound by listen alone", needs: "python3", cmd: pythonListen("AF_INET6", "{WS}/lport-{NAME}"),
+					effect: notListening("{WS}/lport-{NAME}", "::1"), landlock: true},
 				attempt{name: "an address flipped to another host during connect", needs: "python3", cmd: pythonFlip,
 					effect: unreached(other), landlock: true},
 				attempt{name: "a netlink socket still connects to the kernel", needs: "python3",
-					cmd: `python3 -c "import socket; s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); s.connect((0, 0)); print('netlink-connected')"`,
+					cmd:    `python3 -c "import socket; s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); s.connect((0, 0)); print('netlink-connected')"`,
 					effect: printed(other, "netlink-connected"), landlock: true},
 				attempt{name: "forty connections at once through the proxy", needs: "curl",
 					cmd:    "for i in $(seq 40); do curl -s -o /dev/null -w '%{http_code}\\n' --max-time 10 --noproxy '' http://127.0.0.2:{PPORT}/ & done; wait",
