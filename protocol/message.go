@@ -242,6 +242,8 @@ const (
 	// session cannot give (elicitation, sampling), and was declined.
 	ErrMCP         ErrorKind = "mcp"
 	ErrMCPDeclined ErrorKind = "mcp_declined"
+	// ErrSandbox: the session's sandbox could not be set up (status error_sandbox).
+	ErrSandbox ErrorKind = "sandbox"
 )
 
 // ErrorKinds lists every stable error kind in a stable order.
@@ -249,7 +251,7 @@ func ErrorKinds() []ErrorKind {
 	return []ErrorKind{
 		ErrRateLimit, ErrOverloaded, ErrServer, ErrTimeout, ErrInactivity, ErrAuth, ErrRequest, ErrNetwork,
 		ErrStream, ErrTool, ErrBudget, ErrMaxTokens, ErrTooLarge, ErrMaxTurns, ErrCancelled, ErrCompact,
-		ErrPanic, ErrChecks, ErrSchema, ErrInternal, ErrMCP, ErrMCPDeclined,
+		ErrPanic, ErrChecks, ErrSchema, ErrInternal, ErrMCP, ErrMCPDeclined, ErrSandbox,
 	}
 }
 
@@ -260,7 +262,7 @@ func (e Error) Retryable() bool {
 	case ErrRateLimit, ErrOverloaded, ErrServer, ErrTimeout, ErrInactivity, ErrNetwork, ErrStream:
 		return true
 	case ErrAuth, ErrRequest, ErrTool, ErrBudget, ErrMaxTokens, ErrTooLarge, ErrMaxTurns, ErrCancelled, ErrCompact,
-		ErrPanic, ErrChecks, ErrSchema, ErrInternal, ErrMCP, ErrMCPDeclined:
+		ErrPanic, ErrChecks, ErrSchema, ErrInternal, ErrMCP, ErrMCPDeclined, ErrSandbox:
 	}
 	return false
 }

@@ -27,6 +27,9 @@ const (
 	StatusCrashed      Status = "crashed"
 	// StatusMCP: a required MCP server did not connect; no model call was made.
 	StatusMCP Status = "error_mcp"
+	// StatusSandbox: the session's sandbox could not be set up when a tool first
+	// needed it; no tool ran.
+	StatusSandbox Status = "error_sandbox"
 )
 
 // Statuses lists every status in a stable order.
@@ -34,7 +37,7 @@ func Statuses() []Status {
 	return []Status{
 		StatusSuccess, StatusMaxTurns, StatusTimeout, StatusInactivity, StatusBudget,
 		StatusMaxTokens, StatusProvider, StatusAuth, StatusRequest, StatusChecks,
-		StatusOutputSchema, StatusCancelled, StatusCrashed, StatusMCP,
+		StatusOutputSchema, StatusCancelled, StatusCrashed, StatusMCP, StatusSandbox,
 	}
 }
 

@@ -159,7 +159,7 @@ func (sb *Sandbox) Client() *worker.Client { return sb.client }
 // newSandbox prepares a session's sandbox; the worker process itself starts at the
 // first tool call or check. Its proxy is one of proxies, the run's, which refuse each
 // other; onViolation hears of refused connections.
-func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, proxies *netproxy.Group, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
+func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, proxies *netproxy.Group, activity func(), onViolation func(netproxy.Violation), setupFailed func(error)) (*Sandbox, error) {
 	level := req.Level
 	if level == "" {
 		level = rep.Best()
@@ -232,6 +232,9 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	if serveOnLoopback != nil {
 		sb.client.SetProxy(serveOnLoopback)
 	}
+	if setupFailed != nil {
+		sb.client.SetSetupFailed(setupFailed)
+	}
 	if cfg.ProxyPort > 0 && onViolation != nil {
 		sb.client.SetRefusedConnect(func(target string) {
 			onViolation(netproxy.Violation{Kind: netproxy.KindNetworkDenied, Target: target, Detail: netproxy.DetailDirect})
@@ -240,8 +243,9 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	return sb, nil
 }
 
-// openSandbox prepares the sandbox of a session attempt of the run.
-func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(), onViolation func(netproxy.Violation)) (*Sandbox, error) {
+// openSandbox prepares the sandbox of a session attempt of the run; setupFailed hears
+// why its worker could not set the sandbox up, if it cannot.
+func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(), onViolation func(netproxy.Violation), setupFailed func(error)) (*Sandbox, error) {
 	o := st.r.opts
 	hidden := []string{st.sessionsDir}
 	if o.InstructionHome != "" {
@@ -251,7 +255,7 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden}
-	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation)
+	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation, setupFailed)
 	if err == nil && st.spawner != nil {
 		sb.client.SetSpawner(st.spawner)
 	}

@@ -85,6 +85,41 @@ func TestRunRefusesAnUnconfinedNetwork(t *testing.T) {
 	}
 }
 
+// TestRunEndsWhenTheSandboxFails runs a session whose worker cannot set its sandbox
+// up (a worker that answers its config with FAIL, as one does when the kernel refuses a
+// layer): the session ends at its first tool call with error_sandbox, naming why, and
+// the model is not asked to go on without tools.
+func TestRunEndsWhenTheSandboxFails(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelLandlock)
+	dir := t.TempDir()
+	frame := filepath.Join(dir, "fail.frame")
+	require.NoError(t, os.WriteFile(frame, protocol.AppendFrame(nil, "FAIL", "landlock: the kernel refused the ruleset"), 0o644))
+	bin := filepath.Join(dir, "failing-worker")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n/usr/bin/head -c 1 <&3 >/dev/null\n/usr/bin/cat "+frame+" >&4\n"), 0o755))
+	spec := writeSpec(t, dir, `version: 1
+defaults: {model: success, sandbox: {level: landlock}}
+jobs:
+  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: copy}}
+`)
+	out := filepath.Join(dir, "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t)),
+		Sandbox: runner.SandboxOptions{Binary: bin}}).Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 1)
+	assert.Equal(t, 1, sum.Totals.Failed, sum.Text())
+	var res protocol.Result
+	b, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "one", runner.ResultFile))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &res))
+	assert.Equal(t, protocol.StatusSandbox, res.Status)
+	require.NotNil(t, res.Error)
+	assert.Equal(t, protocol.ErrSandbox, res.Error.Kind)
+	assert.Contains(t, res.Error.Message, "sandbox landlock could not be set up: landlock: the kernel refused the ruleset")
+	assert.Equal(t, 1, res.NumTurns, "the turn that asked for the tool, and no other")
+	assert.Empty(t, res.Sandbox.Layers, "no layer was ever in force")
+}
+
 // TestRunRefusesASilentOff checks that a machine with no confinement at all runs
 // nothing unless the spec says off, and then runs it.
 func TestRunRefusesASilentOff(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/worker"
 )
 
 // Cancel causes: why a session's context ended, which decides its status.
@@ -64,6 +65,8 @@ func cancelStatus(ctx context.Context) (protocol.Status, *protocol.Error) {
 		return protocol.StatusInactivity, &protocol.Error{Kind: protocol.ErrInactivity, Message: cause.Error()}
 	case errors.Is(cause, errRunBudget):
 		return protocol.StatusBudget, &protocol.Error{Kind: protocol.ErrBudget, Message: cause.Error()}
+	case errors.Is(cause, worker.ErrSetup):
+		return protocol.StatusSandbox, &protocol.Error{Kind: protocol.ErrSandbox, Message: cause.Error()}
 	}
 	msg := "cancelled"
 	if cause != nil {

@@ -103,7 +103,7 @@ func isAPIKind(kind protocol.ErrorKind) bool {
 		return true
 	case protocol.ErrTool, protocol.ErrBudget, protocol.ErrTooLarge, protocol.ErrMaxTurns, protocol.ErrCancelled,
 		protocol.ErrCompact, protocol.ErrPanic, protocol.ErrChecks, protocol.ErrSchema, protocol.ErrInternal,
-		protocol.ErrMCP, protocol.ErrMCPDeclined:
+		protocol.ErrMCP, protocol.ErrMCPDeclined, protocol.ErrSandbox:
 	}
 	return false
 }
@@ -146,7 +146,7 @@ func terminalReason(s protocol.Status) string {
 		return "api_error"
 	case protocol.StatusCancelled, protocol.StatusTimeout, protocol.StatusInactivity:
 		return "aborted_streaming"
-	case protocol.StatusCrashed, protocol.StatusMCP:
+	case protocol.StatusCrashed, protocol.StatusMCP, protocol.StatusSandbox:
 		return ""
 	}
 	return ""

@@ -39,6 +39,8 @@ type Client struct {
 	proxy func(net.Listener)
 	// refused, when set, hears of the connect(2) calls refused at level landlock.
 	refused func(string)
+	// setupFailed, when set, hears why a worker could not set its sandbox up.
+	setupFailed func(error)
 
 	mu      sync.Mutex // one request at a time; guards proc, ready, seq
 	proc    *process
@@ -249,7 +251,22 @@ func (c *Client) startReporting(ctx context.Context) (*process, Ready, error) {
 	close(done)
 	wg.Wait()
 	c.activity()
+	if errors.Is(err, ErrSetup) && c.setupFailed != nil {
+		c.setupFailed(err)
+	}
 	return p, ready, err
+}
+
+// ErrSetup is wrapped by the error of a worker that could not set its sandbox up: a
+// layer the kernel refused, so no tool can run in it.
+var ErrSetup = errors.New("could not be set up")
+
+// SetSetupFailed makes failed hear, at each start of a worker that could not set its
+// sandbox up, why (an error wrapping ErrSetup). Call it before the first request.
+func (c *Client) SetSetupFailed(failed func(error)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.setupFailed = failed
 }
 
 // Close ends the worker, and with it every process of the session.
@@ -368,7 +385,7 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, pro
 	f := p.dec.Fields()
 	if len(f) == 2 && f[0] == frameFail {
 		_ = p.close()
-		return nil, Ready{}, fmt.Errorf("worker: sandbox %s could not be set up: %s", cfg.Spec.Level, f[1])
+		return nil, Ready{}, fmt.Errorf("worker: sandbox %s %w: %s", cfg.Spec.Level, ErrSetup, f[1])
 	}
 	var ready Ready
 	if err := want(f, frameReady, 2); err != nil {
