@@ -257,17 +257,22 @@ jobs:
 			if tc.proxySeen {
 				assert.Contains(t, string(events), "403", "the model sees the proxy's refusal")
 			}
-			target := `"target":"` + strings.TrimPrefix(url, "http://") + `"`
-			var found bool
-			for _, line := range strings.Split(string(events), "\n") {
-				if strings.Contains(line, `"type":"sandbox_violation"`) && strings.Contains(line, target) {
-					found = true
-					assert.Contains(t, line, `"kind":"network_denied"`)
-				}
-			}
-			assert.True(t, found, "events.jsonl has a sandbox_violation for %s:\n%s", target, events)
+			assertDenied(t, events, `"target":"`+strings.TrimPrefix(url, "http://")+`"`)
 		})
 	}
+}
+
+// assertDenied checks that events (an events.jsonl) holds a network_denied
+// sandbox_violation whose line has target in it.
+func assertDenied(t *testing.T, events []byte, target string) {
+	t.Helper()
+	for line := range strings.Lines(string(events)) {
+		if strings.Contains(line, `"type":"sandbox_violation"`) && strings.Contains(line, target) {
+			assert.Contains(t, line, `"kind":"network_denied"`)
+			return
+		}
+	}
+	assert.Fail(t, "no sandbox_violation for "+target, "events.jsonl:\n%s", events)
 }
 
 // TestRunRefusesChainedProxies runs two sessions at level landlock at once, whose
@@ -315,13 +320,5 @@ jobs:
 	events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "chainer", runner.EventsFile))
 	require.NoError(t, err)
 	assert.Contains(t, string(events), "hop 1: HTTP/1.1 403", "the chainer's proxy refused the first hop")
-	var found bool
-	for _, line := range strings.Split(string(events), "\n") {
-		if strings.Contains(line, `"type":"sandbox_violation"`) {
-			found = true
-			assert.Contains(t, line, `"kind":"network_denied"`)
-			assert.Contains(t, line, `"target":"127.0.0.1:`)
-		}
-	}
-	assert.True(t, found, "events.jsonl has a sandbox_violation:\n%s", events)
+	assertDenied(t, events, `"target":"127.0.0.1:`)
 }
