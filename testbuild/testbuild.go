@@ -1,12 +1,14 @@
 // Package testbuild builds the executables that tests run, when a test first asks for
 // them, into a folder of the user's cache that is kept between runs for each package
-// folder, so that the go command relinks them only when their code has changed.
+// folder, so that the go command relinks them only when their code has changed; the
+// folders of checkouts that are gone, or unused for 30 days, are removed.
 package testbuild
 
 import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Cmd is one go command that writes an executable.
@@ -74,6 +77,10 @@ func (s *Set) build(root string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
 	}
+	if err := mark(filepath.Join(root, key(wd)), wd); err != nil {
+		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
+	}
+	pruneOnce.Do(func() { prune(root, key(wd), time.Now()) })
 	unlock, err := lock(filepath.Join(dir, ".lock"))
 	if err != nil {
 		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
@@ -109,6 +116,80 @@ func rootDir() string {
 func key(wd string) string {
 	sum := sha256.Sum256([]byte(wd))
 	return filepath.Base(wd) + "-" + hex.EncodeToString(sum[:6])
+}
+
+// checkoutFile, in a package folder's sets, names the package folder they were built for.
+const checkoutFile = ".checkout"
+
+// staleAfter is how long the sets of a checkout that still exists are kept unused.
+const staleAfter = 30 * 24 * time.Hour
+
+var pruneOnce sync.Once
+
+// mark records in keyDir that wd's tests use its sets now.
+func mark(keyDir, wd string) error {
+	if err := os.WriteFile(filepath.Join(keyDir, checkoutFile), []byte(wd), 0o644); err != nil {
+		return err
+	}
+	now := time.Now()
+	return os.Chtimes(keyDir, now, now)
+}
+
+// prune removes, below root, the sets of package folders other than keep's that are
+// gone (a clean clone deleted after its run) or unused for staleAfter, unless a test
+// process holds one of their locks. It is best effort: what it cannot remove stays.
+func prune(root, keep string, now time.Time) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		keyDir := filepath.Join(root, e.Name())
+		if e.Name() == keep || !e.IsDir() || !stale(keyDir, now) {
+			continue
+		}
+		if unlock, ok := lockAll(keyDir); ok {
+			_ = os.RemoveAll(keyDir)
+			unlock()
+		}
+	}
+}
+
+// stale says whether the sets in keyDir are no longer needed: their checkout is gone,
+// or they have not been used for staleAfter.
+func stale(keyDir string, now time.Time) bool {
+	if wd, err := os.ReadFile(filepath.Join(keyDir, checkoutFile)); err == nil {
+		if _, err := os.Stat(string(wd)); errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+	}
+	fi, err := os.Stat(keyDir)
+	return err == nil && now.Sub(fi.ModTime()) > staleAfter
+}
+
+// lockAll takes, without waiting, the lock of every set in keyDir; ok is false when a
+// test process holds one.
+func lockAll(keyDir string) (unlock func(), ok bool) {
+	sets, _ := filepath.Glob(filepath.Join(keyDir, "*", ".lock"))
+	var held []*os.File
+	unlock = func() {
+		for _, f := range held {
+			_ = f.Close()
+		}
+	}
+	for _, path := range sets {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			_ = f.Close()
+			unlock()
+			return nil, false
+		}
+		held = append(held, f)
+	}
+	return unlock, true
 }
 
 // lock takes an exclusive lock of the file at path, creating it, and returns its release.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,68 @@ func TestKeySeparatesCheckouts(t *testing.T) {
 	assert.NotEqual(t, a, b)
 	assert.Equal(t, a, key("/src/a/agentrun/runner"))
 	assert.Regexp(t, `^runner-[0-9a-f]{12}$`, a)
+}
+
+// TestPrune checks which package folders' sets a build removes: those of checkouts
+// that are gone and those unused for staleAfter, unless a test process holds a lock of
+// theirs; never the building package's own.
+func TestPrune(t *testing.T) {
+	root, live := t.TempDir(), t.TempDir()
+	now := time.Now()
+	old := now.Add(-staleAfter - time.Hour)
+	cases := map[string]struct {
+		checkout string // "" writes no checkout file
+		used     time.Time
+		locked   bool
+		kept     bool
+	}{
+		"own, gone and old":  {filepath.Join(live, "gone"), old, false, true},
+		"checkout gone":      {filepath.Join(live, "gone"), now, false, false},
+		"in use":             {live, now, false, true},
+		"unused for long":    {live, old, false, false},
+		"unused but locked":  {live, old, true, true},
+		"gone but locked":    {filepath.Join(live, "gone"), now, true, true},
+		"no checkout, fresh": {"", now, false, true},
+		"no checkout, old":   {"", old, false, false},
+	}
+	for name, tc := range cases {
+		dir := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "set"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "set", "bin"), []byte("x"), 0o755))
+		if tc.checkout != "" {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, checkoutFile), []byte(tc.checkout), 0o644))
+		}
+		if tc.locked {
+			unlock, err := lock(filepath.Join(dir, "set", ".lock"))
+			require.NoError(t, err)
+			t.Cleanup(unlock)
+		} else {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "set", ".lock"), nil, 0o644))
+		}
+		require.NoError(t, os.Chtimes(dir, tc.used, tc.used))
+	}
+	prune(root, "own, gone and old", now)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := os.Stat(filepath.Join(root, name, "set", "bin"))
+			if tc.kept {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorIs(t, err, os.ErrNotExist)
+			}
+		})
+	}
+}
+
+func TestBuildMarksItsCheckout(t *testing.T) {
+	root := t.TempDir()
+	wd := program(t, hello)
+	t.Chdir(wd)
+	_, err := New("hello", Cmd{File: "hello", Args: []string{"build", "-buildvcs=false", "."}}).build(root)
+	require.NoError(t, err)
+	real, err := os.Getwd()
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(root, key(real), checkoutFile))
+	require.NoError(t, err)
+	assert.Equal(t, real, string(b))
 }
