@@ -180,33 +180,53 @@ func onValues(arg uint32, values []uint32, match, otherwise unix.SockFilter) []u
 
 // socketRule is the body of socket(2)'s block: allow for a family of sockets.Any; for
 // one of sockets.TCP, allow when the type (its flags masked off) is SOCK_STREAM and the
-// protocol 0 or IPPROTO_TCP; eperm for everything else.
+// protocol 0 or IPPROTO_TCP; for AF_NETLINK with sockets.Netlink set, allow when the
+// protocol is one of it; eperm for everything else.
 func socketRule(sockets Sockets, allow, eperm unix.SockFilter) []unix.SockFilter {
 	n := len(sockets.Any) + len(sockets.TCP)
-	// body: the family's load, n jumps, eperm, the TCP check (when there is one), allow.
-	tcpAt, allowAt := n+2, n+2
-	var tcp []unix.SockFilter
+	if sockets.Netlink != nil {
+		n++
+	}
+	// body: the family's load, n jumps, eperm, the TCP check and the netlink check
+	// (when there are such families), allow.
+	tcpAt := n + 2
+	nlAt := tcpAt
 	if len(sockets.TCP) > 0 {
-		tcp = []unix.SockFilter{
-			ld(argLow(1)),
-			{Code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, K: sockTypeMask},
-			jump(unix.BPF_JEQ, unix.SOCK_STREAM, 0, 3), // else eperm
-			ld(argLow(2)),
-			jump(unix.BPF_JEQ, 0, 2, 0), // allow
-			jump(unix.BPF_JEQ, unix.IPPROTO_TCP, 1, 0),
-			eperm,
-		}
-		allowAt += len(tcp)
+		nlAt += 7
 	}
+	allowAt := nlAt
+	if sockets.Netlink != nil {
+		allowAt += len(sockets.Netlink) + 2
+	}
+	to := func(target, from int) uint8 { return uint8(target - (from + 1)) } // from: the jump's index
 	body := []unix.SockFilter{ld(argLow(0))}
-	for i, f := range sockets.Any {
-		body = append(body, jump(unix.BPF_JEQ, uint32(f), uint8(allowAt-(i+2)), 0))
+	for _, f := range sockets.Any {
+		body = append(body, jump(unix.BPF_JEQ, uint32(f), to(allowAt, len(body)), 0))
 	}
-	for i, f := range sockets.TCP {
-		body = append(body, jump(unix.BPF_JEQ, uint32(f), uint8(tcpAt-(len(sockets.Any)+i+2)), 0))
+	for _, f := range sockets.TCP {
+		body = append(body, jump(unix.BPF_JEQ, uint32(f), to(tcpAt, len(body)), 0))
+	}
+	if sockets.Netlink != nil {
+		body = append(body, jump(unix.BPF_JEQ, unix.AF_NETLINK, to(nlAt, len(body)), 0))
 	}
 	body = append(body, eperm)
-	body = append(body, tcp...)
+	if len(sockets.TCP) > 0 {
+		body = append(body,
+			ld(argLow(1)),
+			unix.SockFilter{Code: unix.BPF_ALU | unix.BPF_AND | unix.BPF_K, K: sockTypeMask},
+			jump(unix.BPF_JEQ, unix.SOCK_STREAM, 0, 3)) // else the eperm below
+		body = append(body, ld(argLow(2)))
+		body = append(body, jump(unix.BPF_JEQ, 0, to(allowAt, len(body)), 0))
+		body = append(body, jump(unix.BPF_JEQ, unix.IPPROTO_TCP, to(allowAt, len(body)), 0))
+		body = append(body, eperm)
+	}
+	if sockets.Netlink != nil {
+		body = append(body, ld(argLow(2)))
+		for _, p := range sockets.Netlink {
+			body = append(body, jump(unix.BPF_JEQ, uint32(p), to(allowAt, len(body)), 0))
+		}
+		body = append(body, eperm)
+	}
 	return append(body, allow)
 }
 

@@ -304,11 +304,12 @@ func TestFilterJumpsStayInside(t *testing.T) {
 		families = append(families, f)
 	}
 	for name, prog := range map[string][]unix.SockFilter{
-		"no socket family":    filterProgram(Sockets{}),
-		"every family":        filterProgram(Sockets{Any: families}),
-		"every family as TCP": filterProgram(Sockets{TCP: families}),
-		"both":                filterProgram(Sockets{Any: families[:10], TCP: families[10:20]}),
-		"landlock's":          filterProgram(Sockets{Any: families[:1], TCP: families[1:3], Connect: true, NoListen: true}),
+		"no socket family":       filterProgram(Sockets{}),
+		"every family":           filterProgram(Sockets{Any: families}),
+		"every family as TCP":    filterProgram(Sockets{TCP: families}),
+		"both":                   filterProgram(Sockets{Any: families[:10], TCP: families[10:20]}),
+		"landlock's":             filterProgram(Sockets{TCP: families[1:3], Netlink: []int{0}, Connect: true, NoListen: true}),
+		"every netlink protocol": filterProgram(Sockets{Any: families[:5], TCP: families[5:9], Netlink: families[:32]}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NotEmpty(t, prog)

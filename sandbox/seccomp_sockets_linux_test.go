@@ -14,10 +14,10 @@ func init() {
 	childScenarios["seccomp-sockets"] = socketsChild
 }
 
-// socketsChild allows netlink sockets, IPv4 TCP ones and nothing else, and no
+// socketsChild allows NETLINK_ROUTE sockets, IPv4 TCP ones and nothing else, and no
 // listen(2), and reports which sockets it can still make.
 func socketsChild() int {
-	if _, err := ApplySeccomp(Sockets{Any: []int{unix.AF_NETLINK}, TCP: []int{unix.AF_INET}, NoListen: true}); err != nil {
+	if _, err := ApplySeccomp(Sockets{TCP: []int{unix.AF_INET}, Netlink: []int{unix.NETLINK_ROUTE}, NoListen: true}); err != nil {
 		report("apply", err)
 		return 1
 	}
@@ -48,6 +48,10 @@ func socketsChild() int {
 	try("inet-mptcp-high-bits", unix.AF_INET, unix.SOCK_STREAM, 1<<32|unix.IPPROTO_MPTCP)
 	try("netlink", unix.AF_NETLINK, unix.SOCK_RAW)
 	try("netlink-dgram", unix.AF_NETLINK, unix.SOCK_DGRAM)
+	try("netlink-route", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE)
+	try("netlink-usersock", unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_USERSOCK)
+	try("netlink-sock-diag", unix.AF_NETLINK, unix.SOCK_DGRAM, unix.NETLINK_SOCK_DIAG)
+	try("netlink-usersock-high-bits", unix.AF_NETLINK, unix.SOCK_RAW, 1<<32|unix.NETLINK_USERSOCK)
 	// No network namespace confines vsock: in a VM it reaches the host's services.
 	try("vsock", unix.AF_VSOCK, unix.SOCK_STREAM)
 	try("alg", unix.AF_ALG, unix.SOCK_SEQPACKET)
@@ -73,7 +77,7 @@ func socketsChild() int {
 
 // TestSeccompSocketFamilies checks that only the sockets ApplySeccomp allows are made
 // (and that listen(2) is refused),
-// on the real kernel: netlink's of any type, IPv4 TCP alone (no UDP, ping, Multipath
+// on the real kernel: NETLINK_ROUTE's of any type (no other netlink protocol), IPv4 TCP alone (no UDP, ping, Multipath
 // TCP or SCTP), whatever the bits above an argument's 32 and through io_uring too (whose
 // rings the filter refuses), while socketpair still works.
 func TestSeccompSocketFamilies(t *testing.T) {
@@ -84,5 +88,6 @@ func TestSeccompSocketFamilies(t *testing.T) {
 		"io_uring-unix": "setup EPERM", "netlink": "ok", "vsock": "EPERM", "alg": "EPERM",
 		"inet-tcp": "ok", "inet-nonblock-cloexec": "ok", "inet-udp": "EPERM", "inet-udp-nonblock": "EPERM",
 		"inet-ping": "EPERM", "inet-mptcp": "EPERM", "inet-sctp": "EPERM", "inet-udp-high-bits": "EPERM",
-		"inet-mptcp-high-bits": "EPERM", "netlink-dgram": "ok", "inet-listen": "EPERM"}, got)
+		"inet-mptcp-high-bits": "EPERM", "netlink-dgram": "ok", "inet-listen": "EPERM",
+		"netlink-route": "ok", "netlink-usersock": "EPERM", "netlink-sock-diag": "EPERM", "netlink-usersock-high-bits": "EPERM"}, got)
 }

@@ -11,6 +11,11 @@ type Sockets struct {
 	// IPPROTO_TCP, the only sockets Landlock's network rules confine. UDP, ICMP ping
 	// and Multipath TCP sockets, which go past those rules, are refused.
 	TCP []int
+	// Netlink, when not nil, are the protocols of the netlink sockets allowed
+	// (unix.NETLINK_ROUTE, ...); AF_NETLINK must then not be in Any. In the host's
+	// network namespace a netlink socket of another protocol reaches more than the
+	// kernel: NETLINK_USERSOCK, for one, a host daemon's.
+	Netlink []int
 	// Connect hands every connect(2) to the filter's listener (SECCOMP_RET_USER_NOTIF),
 	// which ServeConnects answers, and refuses sendto(2), sendmsg(2) and sendmmsg(2)
 	// with MSG_FASTOPEN, which would connect without it. Landlock's network rules name

@@ -78,20 +78,23 @@ func confineThread(cfg Config) (Ready, error) {
 // allowedSockets are the sockets tools get: netlink's (the C library asks the kernel
 // for the interfaces with it), and IPv4 and IPv6 ones. At level strict those are any,
 // in a network namespace whose only way out is the proxy. At level landlock, the host's
-// network, they are TCP alone, which Landlock keeps to the proxy's port: UDP, ICMP ping
-// and Multipath TCP sockets would go around it (a datagram to any host, a connection
-// to any port); with no network, none. And since Landlock's rule names a port on any
-// host, the runner makes each connect(2) itself (sandbox.ServeConnects), to the
-// proxy's address alone; and listen(2), which binds without bind(2), is refused. No unix socket ever: a read-only bind does not
+// network, netlink is NETLINK_ROUTE alone, and IPv4 and IPv6 are TCP alone, which
+// Landlock keeps to the proxy's port: UDP, ICMP ping and Multipath TCP sockets would go
+// around it (a datagram to any host, a connection to any port); with no network, none.
+// And since Landlock's rule names a port on any host, the runner makes each connect(2)
+// itself (sandbox.ServeConnects), to the proxy's address alone; and listen(2), which
+// binds without bind(2), is refused. No unix socket ever: a read-only bind does not
 // stop connect(2) on a host daemon's socket file, and Landlock before ABI 9 has no right
 // for it. Nor any other family: vsock, which no network namespace confines, reaches a
 // VM's host, and the rest are attack surface no tool needs.
 func allowedSockets(cfg Config) sandbox.Sockets {
-	s := sandbox.Sockets{Any: []int{unix.AF_NETLINK}}
-	switch {
-	case cfg.Spec.Level != sandbox.LevelLandlock:
-		s.Any = append(s.Any, unix.AF_INET, unix.AF_INET6)
-	case cfg.ProxyPort > 0:
+	if cfg.Spec.Level != sandbox.LevelLandlock {
+		return sandbox.Sockets{Any: []int{unix.AF_NETLINK, unix.AF_INET, unix.AF_INET6}}
+	}
+	// The host's network namespace: NETLINK_ROUTE alone, the C library's; another
+	// protocol reaches more than the kernel (NETLINK_USERSOCK a host daemon's).
+	s := sandbox.Sockets{Netlink: []int{unix.NETLINK_ROUTE}}
+	if cfg.ProxyPort > 0 {
 		s.TCP = []int{unix.AF_INET, unix.AF_INET6}
 		s.Connect = true // Landlock's rule names the proxy's port, on any host
 		s.NoListen = true

@@ -236,6 +236,48 @@ func notListening(file, addr string) effect {
 	}
 }
 
+// hostNetlink is a host daemon's NETLINK_USERSOCK socket, which any process of the
+// host's network namespace may send to, and its port id.
+func hostNetlink(t *testing.T) (int, uint32) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_USERSOCK)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = unix.Close(fd) })
+	require.NoError(t, unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}))
+	sa, err := unix.Getsockname(fd)
+	require.NoError(t, err)
+	return fd, sa.(*unix.SockaddrNetlink).Pid
+}
+
+// pythonUsersock sends a netlink message to the host's usersock socket {NLPORT}.
+const pythonUsersock = `python3 -c "
+import socket, struct
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2)
+msg = b'exfiltrated'
+s.sendto(struct.pack('=IHHII', 16 + len(msg), 0x10, 0, 1, 0) + msg, ({NLPORT}, 0))
+print('sent')"`
+
+// netlinkUnreached: the netlink socket fd gets no message from the attempt (sendto
+// queues a unicast message at once, so one sent is there when the call returns).
+func netlinkUnreached(fd int) effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		buf := make([]byte, 4096)
+		for { // what an earlier attempt left
+			if _, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT); err != nil {
+				break
+			}
+		}
+		return func(string) (bool, string) {
+			n, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT)
+			if errors.Is(err, unix.EAGAIN) {
+				return true, ""
+			}
+			require.NoError(t, err)
+			return false, fmt.Sprintf("the host's usersock socket got a %d-byte message", n)
+		}
+	}
+}
+
 // pythonFlip connects 300 times from one thread with an address another thread flips
 // between the proxy's and another host's at the proxy's port, all through connect: a
 // sandbox that checked the address and then let the kernel read it again would connect
@@ -330,6 +372,8 @@ func TestNetworkClosed(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = udp.Close() })
 		port := strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port)
+		nl, nlPort := hostNetlink(t)
+		fx.placeholders = append(fx.placeholders, "{NLPORT}", strconv.Itoa(int(nlPort)))
 		vport := 20000 + uint32(rand.IntN(40000))
 		fx.placeholders = append(fx.placeholders, "{PORT}", port, "{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port),
 			"{VPORT}", strconv.Itoa(int(vport)))
@@ -347,6 +391,8 @@ func TestNetworkClosed(t *testing.T) {
 			{name: "abstract unix socket", needs: "python3", cmd: fmt.Sprintf(pythonUnix, "\\0"+abstract[1:]), effect: unreached(abs), strict: true, landlock: true, off: true},
 			{name: "vsock socket", needs: "python3", cmd: pythonVsockBind, effect: vsockUnbound(vport), strict: true, landlock: true, off: true},
 			{name: "udp datagram, family in high bits", needs: "python3", cmd: pythonHighBits("AF_INET", "SOCK_DGRAM", "s.sendto(b'data', ('127.0.0.1', {UPORT}))"), effect: udpUnreached(udp), strict: true, landlock: true, off: true},
+			{name: "netlink message to a host daemon's usersock socket", needs: "python3", cmd: pythonUsersock,
+				effect: netlinkUnreached(nl), strict: true, landlock: true, off: true},
 			{name: "unix socket, family in high bits", needs: "python3", cmd: pythonHighBits("AF_UNIX", "SOCK_STREAM", fmt.Sprintf(unixRequest, hostSock)), effect: unreached(hostOnly), strict: true, landlock: true, off: true},
 		}
 		runTable(t, fx, table)
@@ -371,8 +417,9 @@ func TestNetworkProxy(t *testing.T) {
 		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = udp.Close() })
+		nl, nlPort := hostNetlink(t)
 		fx.placeholders = append(fx.placeholders, "{PORT}", strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port),
-			"{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port))
+			"{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port), "{NLPORT}", strconv.Itoa(int(nlPort)))
 		// refusedAt: s is not reached, and a violation of detail (a refusal of the proxy's
 		// or the sandbox's, DetailDirect) is reported.
 		refusedAt := func(s *hostServer, direct bool) effect {
@@ -401,6 +448,7 @@ print(u.build_opener(h).open('http://127.0.0.1:{PORT}/', timeout=5).read())"`, e
 			{name: "udp datagram around the proxy", cmd: "echo data > /dev/udp/127.0.0.1/{UPORT}", effect: udpUnreached(udp), strict: true, landlock: true},
 			{name: "mptcp around the proxy", needs: "python3", cmd: pythonMPTCP, effect: unreached(web), strict: true, landlock: true},
 			{name: "tcp fast open around the proxy", needs: "python3", cmd: pythonFastOpen("127.0.0.1", "{PORT}"), effect: unreached(web), strict: true, landlock: true},
+			{name: "netlink message to a host daemon's usersock socket", needs: "python3", cmd: pythonUsersock, effect: netlinkUnreached(nl), strict: true, landlock: true},
 		}
 		if port := fx.proxyPort; port > 0 {
 			// Landlock's rule allows the proxy's port, on any host.
