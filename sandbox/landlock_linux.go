@@ -15,29 +15,21 @@ import (
 // deviceFiles may be read and written (and their terminals controlled) at every level.
 var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
 
-// ApplyLandlock restricts every thread of the calling process, and what it starts, to
-// the filesystem of s: read and execute where s binds, write where s binds writable,
-// nothing elsewhere. inRoot says the process already lives in the root EnterRoot made
+// ApplyLandlockThread restricts the calling thread, and what it starts, to the
+// filesystem of s: read and execute where s binds, write where s binds writable,
+// nothing elsewhere. inRoot says the thread already lives in the root EnterRoot made
 // (level strict), so paths are the sandbox's own; otherwise (level landlock) the rules
 // are on host paths, with the hidden paths carved out and, for the network, TCP connect
 // allowed only to proxyPort (0: no TCP at all, which seccomp closes on every ABI; before
-// ABI 4 Landlock has no network rules, and a proxyPort is an error). It returns the ABI
-// in force.
-func ApplyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int) (int, error) {
-	return applyLandlock(s, inRoot, hidden, proxyPort, nil)
-}
-
-// ApplyLandlockThread is ApplyLandlock for the calling thread alone, which must be
-// locked to its goroutine for good and have no_new_privs set: what it starts inherits
-// the domain. One landlock_restrict_self, where ApplyLandlock stops every thread. exe is
-// a file (opened with O_PATH) the thread may still read and execute although no path
-// of the rules leads to it: the worker's own binary, which it starts next.
+// ABI 4 Landlock has no network rules, and a proxyPort is an error). From ABI 6 the
+// domain is scoped too: no signal to a process outside it, and no abstract unix socket
+// of one. The thread must be locked to its goroutine for good and have no_new_privs
+// set, and it is to exec next (the worker's stage 1 becoming stage 2), so that the
+// whole process is then the one domain: its threads and the processes they start can
+// signal one another. exe is a file (opened with O_PATH) the thread may still read and
+// execute although no path of the rules leads to it: the worker's own binary. It
+// returns the ABI in force.
 func ApplyLandlockThread(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.File) (int, error) {
-	return applyLandlock(s, inRoot, hidden, proxyPort, exe)
-}
-
-func applyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.File) (int, error) {
-	thread := exe != nil
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil {
 		return 0, fmt.Errorf("landlock: not available: %w", err)
@@ -45,15 +37,7 @@ func applyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.
 	if abi < 1 {
 		return 0, fmt.Errorf("landlock: not available: ABI version %d", abi)
 	}
-	cfg := landlock.V7
-	if abi < 8 {
-		// Before ABI 8 (TSYNC) every thread's landlock_restrict_self makes a domain of
-		// its own, so the scopes (signals, abstract sockets) would set the worker's
-		// threads and the processes they fork against one another: a cancelled
-		// command could not be killed. Signals stay inside the pid namespace at level
-		// strict; level landlock lists this gap.
-		cfg.Scoped = 0
-	}
+	cfg := landlock.V7 // BestEffort drops what an older ABI lacks, the scopes below 6
 	rules := landlockRules(s, inRoot, hidden)
 	if inRoot {
 		cfg.HandledAccessNet = 0 // the empty network namespace is the network layer
@@ -62,12 +46,6 @@ func applyLandlock(s Spec, inRoot bool, hidden []string, proxyPort int, exe *os.
 			return 0, fmt.Errorf("landlock: %w", landlockNetError(abi))
 		}
 		rules = append(rules, landlock.ConnectTCP(uint16(proxyPort)))
-	}
-	if !thread {
-		if err := cfg.BestEffort().Restrict(rules...); err != nil {
-			return 0, fmt.Errorf("landlock: %w", err)
-		}
-		return abi, nil
 	}
 	fd, flags, err := cfg.BestEffort().NewRulesetFD(rules...)
 	if err != nil {

@@ -15,8 +15,6 @@ func SysProcAttr(Level) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpg
 // EnterRoot is not available on this platform.
 func EnterRoot(Spec, []string) error { return errUnsupported }
 
-// ApplyLandlock is not available on this platform.
-func ApplyLandlock(Spec, bool, []string, int) (int, error) { return 0, errUnsupported }
 
 // Hostname is the sandbox's host name at level strict.
 const Hostname = "agentrun-sandbox"

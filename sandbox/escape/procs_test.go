@@ -15,10 +15,13 @@ import (
 	"github.com/agentrun/agentrun/sandbox"
 )
 
-// landlockSignals is why level landlock cannot keep signals in: the Landlock signal
-// scope is off before ABI 8 (sandbox/landlock_linux.go), and without a pid namespace a
+// landlockSignals is why level landlock cannot keep signals in on an older kernel: the
+// Landlock signal scope came with ABI 6 (Linux 6.12), and without a pid namespace a
 // tool may signal every process of the worker's uid on the host.
-const landlockSignals = "no Landlock signal scope before ABI 8 and no pid namespace: every process of the uid can be signalled"
+const landlockSignals = "no Landlock signal scope before ABI 6 and no pid namespace: every process of the uid can be signalled"
+
+// landlockScopes says whether this kernel's Landlock scopes signals (ABI 6).
+var landlockScopes = sandbox.Probe().LandlockABI >= 6
 
 // survivors are commands that leave a process behind, named by {MARK} in its command
 // line; after the client's Close none may be left on the host.
@@ -75,8 +78,8 @@ func TestNoProcessOutlivesClose(t *testing.T) {
 // signalAttempts reach for processes outside the sandbox: the host's sleeper must
 // survive, untraced.
 var signalAttempts = []attempt{
-	{name: "kill host process", cmd: "kill -9 {SLEEPER}", effect: sleeperSurvives(), strict: true, gap: landlockSignals},
-	{name: "kill by name", cmd: "pkill -9 -f {SLEEPNAME}", effect: sleeperSurvives(), strict: true, gap: landlockSignals},
+	{name: "kill host process", cmd: "kill -9 {SLEEPER}", effect: sleeperSurvives(), strict: true, landlock: landlockScopes, gap: landlockSignals},
+	{name: "kill by name", cmd: "pkill -9 -f {SLEEPNAME}", effect: sleeperSurvives(), strict: true, landlock: landlockScopes, gap: landlockSignals},
 	{name: "strace attach", needs: "strace", cmd: "timeout 5 strace -p {SLEEPER} -e inject=clock_nanosleep,restart_syscall:signal=KILL",
 		effect: sleeperSurvives(), strict: true, landlock: true},
 	{name: "python ptrace attach", needs: "python3", cmd: `python3 - <<'EOF'
@@ -114,14 +117,22 @@ func TestSignalsAndPrivileges(t *testing.T) {
 	})
 }
 
-// TestKillAll sends SIGKILL to every process the sandbox may signal, at level strict
-// only: at level landlock, which shares the host's pid namespace, a failure would kill
-// every process of the uid on the machine.
+// TestKillAll sends SIGKILL to every process the sandbox may signal: at level strict
+// those of its pid namespace, at level landlock those of its Landlock domain, the
+// session's worker included, which the client then starts again. Level landlock runs
+// only with the signal scope (ABI 6): it shares the host's pid namespace, and a failure
+// there would kill every process of the uid on the machine.
 func TestKillAll(t *testing.T) {
-	if err := sandbox.Probe().Supports(sandbox.LevelStrict); err != nil {
-		t.Skipf("this machine cannot run level strict: %v", err)
-	}
-	fx := newFixture(t, sandbox.LevelStrict, options{mode: "0467"})
+	levels(t, false, func(t *testing.T, level sandbox.Level) {
+		if level == sandbox.LevelLandlock && !landlockScopes {
+			t.Skip("no Landlock signal scope before ABI 6: kill -9 -1 would reach every process of the uid")
+		}
+		killAll(t, level)
+	})
+}
+
+func killAll(t *testing.T, level sandbox.Level) {
+	fx := newFixture(t, level, options{mode: "0467"})
 	x := fx.expander("kill all")
 	r := fx.bash(t, x.expand("bash -c 'exec -a {MARK} sleep 1000' & kill -9 -1; echo survived"), 20)
 	t.Logf("kill -9 -1: %s", r.Content)
