@@ -48,13 +48,14 @@ const maxSockaddr = 128
 // ServeConnects answers, until ctx is done or every process under the filter has
 // ended, each connect(2) that the seccomp filter of Sockets.Connect hands to its
 // listener, the descriptor fd (ApplySeccompThread's, passed over a unix socket), which
-// it owns. A connection to allow (the proxy) it makes itself, on the
-// caller's own socket (taken with pidfd_getfd) and with its own copy of the address, so
-// that no thread of the caller can change the address between the check and the
-// connect; the caller gets connect's result. So is a netlink socket's connection, to
-// the kernel. Any other address is refused with EACCES, as Landlock refuses a port, and reported to refused (host:port, or the
-// address family); refused is called from the goroutines ServeConnects starts. It
-// closes fd and waits for every goroutine it started before it returns.
+// it owns. A connection to allow (the proxy) it makes itself, on the caller's own
+// socket (taken with pidfd_getfd) and with its own copy of the address, so that no
+// thread of the caller can change the address between the check and the connect; the
+// caller gets connect's result. So is a netlink socket's connection. Any other address
+// is refused with EACCES, as Landlock refuses a port, and reported to refused
+// (host:port, or the address family); refused is called from the goroutines
+// ServeConnects starts. It closes fd and waits for every goroutine it started before it
+// returns.
 func ServeConnects(ctx context.Context, fd int, allow netip.AddrPort, refused func(target string)) error {
 	if err := unix.SetNonblock(fd, true); err != nil {
 		_ = unix.Close(fd)

@@ -15,6 +15,5 @@ func SysProcAttr(Level) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpg
 // EnterRoot is not available on this platform.
 func EnterRoot(Spec, []string) error { return errUnsupported }
 
-
 // Hostname is the sandbox's host name at level strict.
 const Hostname = "agentrun-sandbox"
