@@ -56,7 +56,21 @@ const maxSockaddr = 128
 // (host:port, or the address family); refused is called from the goroutines
 // ServeConnects starts. It closes fd and waits for every goroutine it started before it
 // returns.
+//
+// Where agentrun may not take the caller's socket (pidfd_getfd, which a container's
+// default seccomp profile refuses without CAP_SYS_PTRACE), it connects a socket of its
+// own and installs it in the caller's place (SECCOMP_IOCTL_NOTIF_ADDFD), with the
+// caller's O_NONBLOCK and close-on-exec; the options the caller set on its socket are
+// lost then.
 func ServeConnects(ctx context.Context, fd int, allow netip.AddrPort, refused func(target string)) error {
+	return serveConnects(ctx, fd, allow, refused, takeSocket)
+}
+
+// takeFunc duplicates a caller's socket into this process: takeSocket, or in tests one
+// that is refused as a container refuses it.
+type takeFunc func(raw syscall.RawConn, n seccompNotif, sockfd int) (int, syscall.Errno)
+
+func serveConnects(ctx context.Context, fd int, allow netip.AddrPort, refused func(target string), take takeFunc) error {
 	if err := unix.SetNonblock(fd, true); err != nil {
 		_ = unix.Close(fd)
 		return fmt.Errorf("connects: %w", err)
@@ -83,7 +97,7 @@ func ServeConnects(ctx context.Context, fd int, allow netip.AddrPort, refused fu
 			return fmt.Errorf("connects: %w", err)
 		}
 		wg.Go(func() {
-			errno := connectFor(raw, n, allow, refused)
+			errno := connectFor(raw, n, allow, refused, take)
 			resp := seccompNotifResp{ID: n.ID, Error: -int32(errno)}
 			// ENOENT: the caller was interrupted and is no longer waiting.
 			_ = raw.Control(func(fd uintptr) {
@@ -130,7 +144,7 @@ func receive(raw syscall.RawConn) (seccompNotif, error) {
 
 // connectFor does the connect(2) of notification n if its address is allow, and
 // returns the errno the caller gets (0 for success).
-func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refused func(string)) syscall.Errno {
+func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refused func(string), take takeFunc) syscall.Errno {
 	if n.Data.Nr != unix.SYS_CONNECT {
 		return unix.ENOSYS
 	}
@@ -138,9 +152,8 @@ func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refus
 	if size < 2 || size > maxSockaddr {
 		return unix.EINVAL
 	}
-	buf := make([]byte, size)
-	if _, err := unix.ProcessVMReadv(int(n.Pid), []unix.Iovec{{Base: &buf[0], Len: uint64(size)}},
-		[]unix.RemoteIovec{{Base: uintptr(ptr), Len: size}}, 0); err != nil {
+	buf, err := readMemory(int(n.Pid), ptr, size)
+	if err != nil {
 		return unix.EFAULT
 	}
 	family, target, ok := parseSockaddr(buf)
@@ -163,19 +176,46 @@ func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refus
 		}
 		return unix.EACCES
 	}
-	fd, errno := takeSocket(raw, n, sockfd)
+	fd, errno := take(raw, n, sockfd)
+	if errno == unix.EPERM {
+		return installSocket(raw, n, sockfd, sa)
+	}
 	if errno != 0 {
 		return errno
 	}
 	defer func() { _ = unix.Close(fd) }()
-	err := unix.Connect(fd, sa)
+	return asErrno(unix.Connect(fd, sa)) // EINPROGRESS for a non-blocking socket, ECONNREFUSED, EISCONN, ...
+}
+
+// asErrno is the errno of a system call's error, 0 for none.
+func asErrno(err error) syscall.Errno {
 	if err == nil {
 		return 0
 	}
 	if e, ok := errors.AsType[syscall.Errno](err); ok {
-		return e // EINPROGRESS for a non-blocking socket, ECONNREFUSED, EISCONN, ...
+		return e
 	}
 	return unix.EINVAL
+}
+
+// readMemory reads size bytes at ptr of thread tid's memory: with process_vm_readv,
+// or through /proc/<tid>/mem where a seccomp profile refuses that call.
+func readMemory(tid int, ptr uint64, size int) ([]byte, error) {
+	buf := make([]byte, size)
+	_, err := unix.ProcessVMReadv(tid, []unix.Iovec{{Base: &buf[0], Len: uint64(size)}},
+		[]unix.RemoteIovec{{Base: uintptr(ptr), Len: size}}, 0)
+	if err == nil {
+		return buf, nil
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(tid) + "/mem")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	if _, err := f.ReadAt(buf, int64(ptr)); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 // takeSocket duplicates the caller's descriptor sockfd into this process, once the
@@ -198,8 +238,8 @@ func takeSocket(raw syscall.RawConn, n seccompNotif, sockfd int) (int, syscall.E
 	switch {
 	case errors.Is(err, unix.EBADF):
 		return -1, unix.EBADF
-	case err != nil: // no ptrace access to the caller
-		return -1, unix.EACCES
+	case err != nil: // no ptrace access to the caller, or a seccomp profile refuses the call
+		return -1, unix.EPERM
 	}
 	return fd, 0
 }
