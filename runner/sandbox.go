@@ -236,9 +236,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 		sb.client.SetSetupFailed(setupFailed)
 	}
 	if cfg.ProxyPort > 0 && onViolation != nil {
-		sb.client.SetRefusedConnect(func(target string) {
-			onViolation(netproxy.Violation{Kind: netproxy.KindNetworkDenied, Target: target, Detail: netproxy.DetailDirect})
-		})
+		sb.client.SetRefusedConnect(func(target string) { onViolation(netproxy.Direct(target)) })
 	}
 	return sb, nil
 }

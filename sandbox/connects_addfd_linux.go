@@ -52,13 +52,7 @@ func installSocket(raw syscall.RawConn, n seccompNotif, sockfd int, sa unix.Sock
 	if cloexec {
 		add.NewfdFlags = unix.O_CLOEXEC
 	}
-	var e syscall.Errno
-	if err := raw.Control(func(fd uintptr) {
-		_, _, e = unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&add)))
-	}); err != nil {
-		return unix.EACCES
-	}
-	if e != 0 {
+	if notifIoctl(raw, unix.SECCOMP_IOCTL_NOTIF_ADDFD, unsafe.Pointer(&add)) != 0 {
 		return unix.EACCES
 	}
 	return 0

@@ -100,11 +100,17 @@ func serveConnects(ctx context.Context, fd int, allow netip.AddrPort, refused fu
 			errno := connectFor(raw, n, allow, refused, take)
 			resp := seccompNotifResp{ID: n.ID, Error: -int32(errno)}
 			// ENOENT: the caller was interrupted and is no longer waiting.
-			_ = raw.Control(func(fd uintptr) {
-				_, _, _ = unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
-			})
+			_ = notifIoctl(raw, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
 		})
 	}
+}
+
+// notifIoctl makes the ioctl req of the listener raw with the struct at arg, and
+// returns its errno (EBADF once the listener is closed).
+func notifIoctl(raw syscall.RawConn, req uintptr, arg unsafe.Pointer) syscall.Errno {
+	e := unix.EBADF
+	_ = raw.Control(func(fd uintptr) { _, _, e = unix.Syscall(unix.SYS_IOCTL, fd, req, uintptr(arg)) })
+	return e
 }
 
 // errHangUp says that every process under the filter has ended.
@@ -228,10 +234,7 @@ func takeSocket(raw syscall.RawConn, n seccompNotif, sockfd int) (int, syscall.E
 	defer func() { _ = unix.Close(pidfd) }()
 	// The pid could have been reused between the notification and pidfd_open: the
 	// notification is still valid only while its caller waits, so pidfd names it.
-	var valid syscall.Errno
-	if err := raw.Control(func(fd uintptr) {
-		_, _, valid = unix.Syscall(unix.SYS_IOCTL, fd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, uintptr(unsafe.Pointer(&n.ID)))
-	}); err != nil || valid != 0 {
+	if notifIoctl(raw, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&n.ID)) != 0 {
 		return -1, unix.ESRCH
 	}
 	fd, err := unix.PidfdGetfd(pidfd, sockfd, 0)

@@ -222,9 +222,7 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	}
 	fx.proxyPort = cfg.ProxyPort
 	if o.onViolation != nil {
-		fx.client.SetRefusedConnect(func(target string) {
-			o.onViolation(netproxy.Violation{Kind: netproxy.KindNetworkDenied, Target: target, Detail: netproxy.DetailDirect})
-		})
+		fx.client.SetRefusedConnect(func(target string) { o.onViolation(netproxy.Direct(target)) })
 	}
 	t.Cleanup(func() { assert.NoError(t, fx.client.Close()) })
 	fx.placeholders = []string{

@@ -56,6 +56,12 @@ const defaultDialTimeout = 10 * time.Second
 // proxy, which the sandbox refused (level landlock, sandbox.ServeConnects).
 const DetailDirect = "a direct connection, not through the proxy"
 
+// Direct is the violation of a tool's connection to target (host:port, or an address
+// family) that the sandbox refused because it did not go through the proxy.
+func Direct(target string) Violation {
+	return Violation{Kind: KindNetworkDenied, Target: target, Detail: DetailDirect}
+}
+
 // Detail of a refused connection to a listener of the proxy or of its group.
 const (
 	detailSelf  = "the proxy itself"
