@@ -221,11 +221,12 @@ func socketRule(sockets Sockets, allow, eperm unix.SockFilter) []unix.SockFilter
 		body = append(body, eperm)
 	}
 	if sockets.Netlink != nil {
-		body = append(body, ld(argLow(2)))
-		for _, p := range sockets.Netlink {
-			body = append(body, jump(unix.BPF_JEQ, uint32(p), to(allowAt, len(body)), 0))
+		// The protocol's check ends in the allow every other jump lands on.
+		protocols := make([]uint32, len(sockets.Netlink))
+		for i, p := range sockets.Netlink {
+			protocols[i] = uint32(p)
 		}
-		body = append(body, eperm)
+		return append(body, onValues(2, protocols, allow, eperm)...)
 	}
 	return append(body, allow)
 }
