@@ -73,14 +73,15 @@ func (s *Set) build(root string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
 	}
-	dir := filepath.Join(root, key(wd), s.name)
+	k := key(wd)
+	dir := filepath.Join(root, k, s.name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
 	}
-	if err := mark(filepath.Join(root, key(wd)), wd); err != nil {
+	if err := mark(filepath.Join(root, k), wd); err != nil {
 		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
 	}
-	pruneOnce.Do(func() { prune(root, key(wd), time.Now()) })
+	pruneOnce.Do(func() { prune(root, k, time.Now()) })
 	unlock, err := lock(filepath.Join(dir, ".lock"))
 	if err != nil {
 		return "", fmt.Errorf("testbuild %s: %w", s.name, err)
