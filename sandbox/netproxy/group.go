@@ -11,8 +11,10 @@ import (
 // proxy into another session's, and on to the hosts that session's allowlist lets
 // through.
 type Group struct {
-	mu    sync.Mutex
-	addrs map[string]served // by address, the TCP listeners the group's proxies serve
+	mu sync.Mutex
+	// byPort holds, by port and then by address, the TCP listeners the group's proxies
+	// serve: a dial is checked against those of its port alone.
+	byPort map[int]map[string]served
 }
 
 // served is a listener's address and the proxy serving it.
@@ -22,7 +24,7 @@ type served struct {
 }
 
 // NewGroup returns an empty group.
-func NewGroup() *Group { return &Group{addrs: map[string]served{}} }
+func NewGroup() *Group { return &Group{byPort: map[int]map[string]served{}} }
 
 // New returns a proxy of the group that allows hosts on allow, reports refusals to
 // onViolation (which may be nil; it is called from connection goroutines,
@@ -43,11 +45,17 @@ func (g *Group) add(a *net.TCPAddr, p *Proxy) func() {
 	k := a.String()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.addrs[k] = served{a, p}
+	if g.byPort[a.Port] == nil {
+		g.byPort[a.Port] = map[string]served{}
+	}
+	g.byPort[a.Port][k] = served{a, p}
 	return func() {
 		g.mu.Lock()
 		defer g.mu.Unlock()
-		delete(g.addrs, k)
+		delete(g.byPort[a.Port], k)
+		if len(g.byPort[a.Port]) == 0 {
+			delete(g.byPort, a.Port)
+		}
 	}
 }
 
@@ -61,11 +69,8 @@ func (g *Group) server(up net.Conn) *Proxy {
 	l, _ := up.LocalAddr().(*net.TCPAddr)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, s := range g.addrs {
+	for _, s := range g.byPort[r.Port] {
 		a := s.addr
-		if a.Port != r.Port {
-			continue
-		}
 		if a.IP.Equal(r.IP) || a.IP.IsUnspecified() && (r.IP.IsLoopback() || l != nil && l.IP.Equal(r.IP)) {
 			return s.proxy
 		}
