@@ -73,9 +73,16 @@ func landlockRules(s Spec, inRoot bool, hidden []string) []landlock.Rule {
 			landlock.RWDirs("/tmp", "/dev/shm").IgnoreIfMissing(),
 			landlock.RWDirs("/dev/pts").WithIoctlDev().IgnoreIfMissing())
 		for _, b := range s.Binds() {
-			if b.Write {
-				rules = append(rules, landlock.RWDirs(b.Path).WithRefer().IgnoreIfMissing())
+			if !b.Write {
+				continue
 			}
+			// A writable file (such as /.dockerenv of an external scope) takes the
+			// rights of a file only: the kernel refuses a folder's on it.
+			if fi, err := os.Stat(b.Path); err == nil && !fi.IsDir() {
+				rules = append(rules, landlock.PathAccess(landlock.V7.HandledAccessFS&fileAccess, b.Path).IgnoreIfMissing())
+				continue
+			}
+			rules = append(rules, landlock.RWDirs(b.Path).WithRefer().IgnoreIfMissing())
 		}
 		return rules
 	}

@@ -61,3 +61,42 @@ func TestWritableSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestWritableFile gives the tools one writable file outside the workspace (as an
+// external scope with write rights gives /.dockerenv in a container): the worker
+// starts, the file takes what they append, and its folder takes nothing new.
+func TestWritableFile(t *testing.T) {
+	t.Parallel()
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
+		t.Run(string(level), func(t *testing.T) {
+			if err := sandbox.Probe().Supports(level); err != nil {
+				t.Skipf("this machine cannot run level %s: %v", level, err)
+			}
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			file := filepath.Join(dir, "outside", "notes.txt")
+			require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+			require.NoError(t, os.WriteFile(file, []byte("before\n"), 0o644))
+			ws := filepath.Join(dir, "ws")
+			require.NoError(t, os.Mkdir(ws, 0o755))
+			m, err := sandbox.ParseMode("0467")
+			require.NoError(t, err)
+			cfg := worker.Config{Spec: sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: ws, Writable: []string{file}},
+				Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute, IdleExit: time.Hour}
+			if level == sandbox.LevelLandlock {
+				cfg.Spec.TempDir = filepath.Join(dir, "tmp")
+				require.NoError(t, os.Mkdir(cfg.Spec.TempDir, 0o755))
+			}
+			cfg.Hidden = cfg.Spec.Hidden()
+			c := worker.New(cfg, os.Args[0], nil)
+			defer func() { assert.NoError(t, c.Close()) }()
+			r := c.Exec(context.Background(), "echo after >> "+file+"; touch "+filepath.Join(filepath.Dir(file), "new.txt"), time.Minute, 0)
+			require.NoError(t, r.Err)
+			b, err := os.ReadFile(file)
+			require.NoError(t, err)
+			assert.Equal(t, "before\nafter\n", string(b), "the writable file did not take the line: %s", r.Output)
+			_, err = os.Stat(filepath.Join(filepath.Dir(file), "new.txt"))
+			assert.True(t, os.IsNotExist(err), "a file was made beside the writable one")
+		})
+	}
+}
