@@ -88,7 +88,7 @@ jobs:
 			b.Fatal(err)
 		}
 		if len(sum.Sessions) != n || sum.Totals.Passed != n {
-			b.Fatalf("%d results, %d passed of %d sessions: %v", len(sum.Sessions), sum.Totals.Passed, n, sum.Totals.ByStatus)
+			b.Fatalf("%d results, %d passed of %d sessions: %v%s", len(sum.Sessions), sum.Totals.Passed, n, sum.Totals.ByStatus, failures(sum))
 		}
 		for _, row := range sum.Sessions {
 			if d := time.Duration(row.DurationMS) * time.Millisecond; d < ideal {
@@ -320,4 +320,18 @@ func smapsPSS(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// failures lists the first few failed sessions of sum with their errors, one a line.
+func failures(sum *runner.Summary) string {
+	var b strings.Builder
+	shown := 0
+	for _, row := range sum.Sessions {
+		if row.Error == nil || shown == 5 {
+			continue
+		}
+		shown++
+		fmt.Fprintf(&b, "\n%s: %s: %s", row.Key, row.Error.Kind, row.Error.Message)
+	}
+	return b.String()
 }
