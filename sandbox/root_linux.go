@@ -71,7 +71,7 @@ func enterRoot(s Spec, hidden []string) error {
 	}
 	// The host's mount points, read once: a recursive bind brings the ones below its
 	// source along, and each must be made read-only in its own right.
-	host, err := mountsUnder("/oldroot")
+	host, err := mountsUnder("/oldroot/proc/self/mountinfo", "/oldroot")
 	if err != nil {
 		return fmt.Errorf("read mounts: %w", err)
 	}
@@ -88,10 +88,9 @@ func enterRoot(s Spec, hidden []string) error {
 			return err
 		}
 	}
-	for _, h := range hidden {
-		if err := mask(h); err != nil {
-			return err
-		}
+	h := hider{root: "/newroot", stage: "/", devNull: "/oldroot/dev/null", mountinfo: "/oldroot/proc/self/mountinfo"}
+	if err := h.hide(s.Binds(), hidden); err != nil {
+		return err
 	}
 	// A fresh proc of the pid namespace; the kernel allows it only while the host's
 	// fully visible /proc is still attached.
@@ -191,11 +190,10 @@ func remount(points []string, flags uintptr) error {
 	return nil
 }
 
-// mountsUnder lists the mount points at or below dir, parents first.
-func mountsUnder(dir string) ([]string, error) {
-	// During the setup the host's /proc is below /oldroot; it shows this process's
-	// own mount namespace.
-	f, err := os.Open("/oldroot/proc/self/mountinfo")
+// mountsUnder lists the mount points at or below dir, parents first, from mountinfo
+// (this process's: during the setup the host's /proc is below /oldroot).
+func mountsUnder(mountinfo, dir string) ([]string, error) {
+	f, err := os.Open(mountinfo)
 	if err != nil {
 		return nil, err
 	}
@@ -260,29 +258,6 @@ func mountPoint(dst string, dir bool) error {
 		return err
 	}
 	return f.Close()
-}
-
-// mask hides a host path that the binds exposed: an empty read-only tmpfs over a
-// directory, /dev/null over a file.
-func mask(p string) error {
-	dst := "/newroot" + p
-	fi, err := os.Lstat(dst)
-	if err != nil {
-		return nil // not visible in the sandbox, nothing to hide
-	}
-	if fi.IsDir() {
-		if err := unix.Mount("tmpfs", dst, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=0,mode=0500"); err != nil {
-			return fmt.Errorf("mask %s: %w", p, err)
-		}
-		return nil
-	}
-	if fi.Mode()&os.ModeSymlink != 0 {
-		return nil // a link leads somewhere that is masked or absent in its own right
-	}
-	if err := unix.Mount("/oldroot/dev/null", dst, "", unix.MS_BIND, ""); err != nil {
-		return fmt.Errorf("mask %s: %w", p, err)
-	}
-	return remount([]string{dst}, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)
 }
 
 // makeScratch gives the sandbox a private /tmp, /dev/shm and /run, and the home

@@ -81,7 +81,7 @@ var systemDirs = []string{"/var", "/boot", "/srv", "/snap"}
 // virtualDirs are never taken from the host: the sandbox makes its own.
 var virtualDirs = []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/var/run", "/lost+found"}
 
-// maskedFiles are hidden (an empty file or directory in their place) unless the system
+// maskedFiles are hidden (absent, or in a writable folder empty) unless the system
 // read bit is set: credentials of the machine.
 var maskedFiles = []string{
 	"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",

@@ -68,6 +68,7 @@ type options struct {
 	mode   string   // the kernel's bash_mode
 	policy string   // the classifier's bash_mode; allPolicy when empty
 	allow  []string // the network allowlist; nil serves no proxy
+	home   string   // the home directory, in an external folder of its own; a new one when empty
 	// onViolation hears of the connections the proxy refuses.
 	onViolation func(netproxy.Violation)
 }
@@ -180,6 +181,9 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	fx.ws = filepath.Join(fx.root, "ws")
 	fx.outside = filepath.Join(fx.root, "outside")
 	fx.home = filepath.Join(fx.root, "home")
+	if o.home != "" {
+		fx.home = o.home
+	}
 	fx.target = filepath.Join(fx.outside, "target.txt")
 	fx.sshSecret = "ssh-secret-" + randomHex(8)
 	fx.hostSecret = "host-secret-" + randomHex(8)
@@ -203,7 +207,7 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 		policy = allPolicy
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: fx.ws, Home: fx.home,
-		External: append(sandbox.ExternalDirs(), fx.root)}
+		External: append(sandbox.ExternalDirs(), fx.root, filepath.Dir(fx.home))}
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + fx.home, "LANG=C.UTF-8"}
 	cfg := worker.Config{BashMode: policy, Timeout: time.Minute, IdleExit: time.Hour}
 	if level == sandbox.LevelLandlock {

@@ -1,0 +1,308 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// hider masks the hidden paths of a new root being assembled.
+//
+// A mount on a hidden file itself does not last: the kernel detaches a mount of another
+// namespace from a file that is unlinked or renamed over, so the first host process to
+// replace the file (useradd writing /etc/shadow, git its credential store) would show
+// the new one to every running sandbox. So in a read-only bind a hidden path is hidden
+// by its name: the folder that holds it becomes a read-only overlay whose top layer
+// holds a whiteout of that name (overlay), or, where the kernel mounts no overlay, a
+// tmpfs holding the folder's other entries, each bound from the folder (rebuild).
+// Either way the hidden path is absent, and nothing on the host can bring it back.
+//
+// In a writable bind the folder stays the host's, so that what the tools create in it
+// reaches the host, and each hidden path that exists gets a mount of its own (mask);
+// there a host process that replaces the hidden file lifts its mask.
+type hider struct {
+	root      string // where the new root is assembled (/newroot)
+	stage     string // a folder of the setup's own root, never seen by the sandbox
+	devNull   string // the host's /dev/null
+	mountinfo string // this process's mountinfo
+	staged    int    // folders staged so far
+	noOverlay bool   // the kernel refused an overlay once: rebuild the rest
+	tops      string // the tmpfs of the overlays' top layers, once mounted
+}
+
+// hide masks hidden in the new root that binds made.
+func (h *hider) hide(binds []Bind, hidden []string) error {
+	names := map[string][]string{} // folder → the hidden names in it
+	exec := map[string]bool{}
+	var dirs []string
+	for _, p := range hidden {
+		b, ok := bindOf(binds, p)
+		if !ok || b.Write || b.Path == p {
+			if err := h.mask(p); err != nil {
+				return err
+			}
+			continue
+		}
+		d := filepath.Dir(p)
+		if _, seen := names[d]; !seen {
+			dirs = append(dirs, d)
+		}
+		names[d] = append(names[d], filepath.Base(p))
+		exec[d] = b.Exec
+	}
+	// Parents first: a folder inside one already hidden in is reached through it.
+	slices.SortStableFunc(dirs, func(x, y string) int { return strings.Count(x, "/") - strings.Count(y, "/") })
+	for _, d := range dirs {
+		if err := h.hideIn(h.root+d, names[d], exec[d]); err != nil {
+			return fmt.Errorf("hide in %s: %w", d, err)
+		}
+	}
+	return nil
+}
+
+// hideIn hides names in folder dst of the new root: by an overlay where the kernel
+// mounts one, else by rebuilding the folder.
+func (h *hider) hideIn(dst string, names []string, exec bool) error {
+	if fi, err := os.Lstat(dst); err != nil || !fi.IsDir() {
+		return nil // not visible in the sandbox, nothing to hide
+	}
+	if !h.noOverlay {
+		err := h.overlay(dst, names, exec)
+		if !errors.Is(err, errNoOverlay) {
+			return err
+		}
+		// Nothing was mounted on dst: rebuild it, and the folders after it.
+		h.noOverlay = true
+	}
+	return h.rebuild(dst, names)
+}
+
+// bindOf is the bind that makes path visible: the deepest one at or above it.
+func bindOf(binds []Bind, path string) (Bind, bool) {
+	var best Bind
+	found := false
+	for _, b := range binds {
+		if (path == b.Path || strings.HasPrefix(path, b.Path+"/")) && (!found || len(b.Path) > len(best.Path)) {
+			best, found = b, true
+		}
+	}
+	return best, found
+}
+
+// errNoOverlay says the kernel mounted no overlay: nothing was changed.
+var errNoOverlay = errors.New("no overlay")
+
+// view binds folder dst, with the mounts below it, to a new folder of the stage, where
+// it stays reachable once something is mounted over dst.
+func (h *hider) view(dst string) (string, error) {
+	h.staged++
+	v := filepath.Join(h.stage, fmt.Sprintf("hide%d", h.staged))
+	if err := os.Mkdir(v, 0o700); err != nil {
+		return "", err
+	}
+	if err := unix.Mount(dst, v, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return "", fmt.Errorf("stage: %w", err)
+	}
+	return v, nil
+}
+
+// overlay mounts a read-only overlay on folder dst: its top layer a tmpfs holding a
+// whiteout for each of names, below it dst as it was. The mounts that were below dst
+// are bound again on top, since an overlay shows the files of its layers only.
+func (h *hider) overlay(dst string, names []string, exec bool) error {
+	fi, err := os.Lstat(dst)
+	if err != nil {
+		return err
+	}
+	below, err := mountsUnder(h.mountinfo, dst)
+	if err != nil {
+		return err
+	}
+	view, err := h.view(dst)
+	if err != nil {
+		return err
+	}
+	top, err := h.topLayer(filepath.Base(view), fi.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := whiteout(top, n); err != nil {
+			return err
+		}
+	}
+	flags := uintptr(unix.MS_RDONLY | unix.MS_NOSUID | unix.MS_NODEV)
+	if !exec {
+		flags |= unix.MS_NOEXEC
+	}
+	if err := unix.Mount("overlay", dst, "overlay", flags, "lowerdir="+top+":"+view); err != nil {
+		return fmt.Errorf("%w: %w", errNoOverlay, err)
+	}
+	var done []string
+	for _, m := range below {
+		rel, ok := strings.CutPrefix(m, dst+"/")
+		if !ok || slices.ContainsFunc(done, func(d string) bool { return strings.HasPrefix(rel, d+"/") }) ||
+			slices.Contains(names, strings.SplitN(rel, "/", 2)[0]) {
+			continue // dst itself, carried along with a mount above it, or hidden
+		}
+		done = append(done, rel)
+		if err := unix.Mount(filepath.Join(view, rel), m, "", unix.MS_BIND|unix.MS_REC, ""); err != nil && !changedSince(err) {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+	}
+	return nil
+}
+
+// topLayer makes a folder for the top layer of an overlay, in the one tmpfs all the
+// top layers share. The overlay's folder takes its mode from it.
+func (h *hider) topLayer(name string, mode os.FileMode) (string, error) {
+	tops := filepath.Join(h.stage, "hide-top")
+	if h.tops == "" {
+		if err := os.Mkdir(tops, 0o700); err != nil {
+			return "", err
+		}
+		if err := unix.Mount("tmpfs", tops, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+			return "", fmt.Errorf("top layer: %w", err)
+		}
+		h.tops = tops
+	}
+	top := filepath.Join(tops, name)
+	if err := os.Mkdir(top, 0o700); err != nil {
+		return "", err
+	}
+	return top, os.Chmod(top, mode) // past the umask
+}
+
+// whiteout hides name in the overlay's top layer: a character device 0:0 of that name.
+func whiteout(top, name string) error {
+	if err := unix.Mknod(filepath.Join(top, name), unix.S_IFCHR, 0); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%w: whiteout %s: %w", errNoOverlay, name, err)
+	}
+	return nil
+}
+
+// rebuild replaces folder dst of the new root with a read-only tmpfs that holds dst's
+// entries as they are at this moment, each bound from the folder (so with its mounts
+// and their flags), but the hidden names. Entries the host makes later do not appear;
+// one the host replaces leaves the empty entry its bind was on.
+func (h *hider) rebuild(dst string, hidden []string) error {
+	fi, err := os.Lstat(dst)
+	if err != nil || !fi.IsDir() {
+		return nil // not visible in the sandbox, nothing to hide
+	}
+	view, err := h.view(dst)
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(view)
+	if err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", dst, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=%o", fi.Mode().Perm())); err != nil {
+		return fmt.Errorf("tmpfs: %w", err)
+	}
+	for _, e := range entries {
+		src, at := filepath.Join(view, e.Name()), filepath.Join(dst, e.Name())
+		switch {
+		case slices.Contains(hidden, e.Name()):
+			continue
+		case e.Type()&os.ModeSymlink != 0:
+			err = copyLink(src, at)
+		default:
+			err = bindEntry(src, at, e.IsDir())
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", e.Name(), err)
+		}
+	}
+	if err := unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("read-only: %w", err)
+	}
+	return nil
+}
+
+// copyLink makes at a symbolic link to where src leads (resolved in the sandbox, as
+// the host's was).
+func copyLink(src, at string) error {
+	target, err := os.Readlink(src)
+	if err != nil {
+		if changedSince(err) {
+			return nil // the host removed it since the folder was read
+		}
+		return err
+	}
+	return os.Symlink(target, at)
+}
+
+// bindEntry binds src, with the mounts below it, on a new empty entry at.
+func bindEntry(src, at string, dir bool) error {
+	if err := mountPoint(at, dir); err != nil {
+		return err
+	}
+	if err := unix.Mount(src, at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		if changedSince(err) {
+			// The host removed the entry, or replaced it with one of another
+			// type, since the folder was read: it is not shown.
+			return os.Remove(at)
+		}
+		return err
+	}
+	return nil
+}
+
+// changedSince reports whether err says the path changed under the call: it is gone,
+// or a file where there was a folder or the reverse.
+func changedSince(err error) bool {
+	return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.EISDIR)
+}
+
+// maskTries bounds how often mask starts over when the host replaces the path under it.
+const maskTries = 5
+
+// mask hides host path p that a writable bind exposed: an empty read-only tmpfs over a
+// folder, the host's /dev/null over a file. A path the host removes or replaces while
+// the mount is made is looked at again.
+func (h *hider) mask(p string) error {
+	dst := h.root + p
+	var err error
+	for range maskTries {
+		var fi os.FileInfo
+		if fi, err = os.Lstat(dst); err != nil {
+			return nil // not visible in the sandbox, nothing to hide
+		}
+		if err = h.maskOnce(dst, fi); !replacedUnder(err) {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("mask %s: %w", p, err)
+	}
+	return nil
+}
+
+// replacedUnder reports whether err says the path mask was mounting on was removed or
+// replaced under it: the path is gone, of another type, or (at the remount) no longer
+// the mount.
+func replacedUnder(err error) bool {
+	return err != nil && (changedSince(err) || errors.Is(err, unix.EINVAL))
+}
+
+// maskOnce mounts the mask on dst, which Lstat described as fi. A remount that finds no
+// mount (EINVAL) means the file was replaced between the two calls.
+func (h *hider) maskOnce(dst string, fi os.FileInfo) error {
+	switch {
+	case fi.IsDir():
+		return unix.Mount("tmpfs", dst, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=0,mode=0500")
+	case fi.Mode()&os.ModeSymlink != 0:
+		return nil // a link leads somewhere that is masked or absent in its own right
+	}
+	if err := unix.Mount(h.devNull, dst, "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	return remount([]string{dst}, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)
+}
