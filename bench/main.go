@@ -144,6 +144,7 @@ func manyFigures(sessions int) []row {
 		{figure{"… CPU per session of its worker, bash and sleep", "./runner", bench, args, "worker-cpu-ms/session", same, "%.1f ms", "reported", nil}, "", bin},
 		{figure{"… the floor, without agentrun: the same Bash calls (`bash -c 'sleep 3'`) started at once by a bare launcher (no sandbox, model or files), the best wall / ideal (5 s) a runner could reach here", "./runner", floor, args, "full-wall/ideal", same, "%.2f", "reported", nil}, "", bin},
 		{figure{"… CPU per bare Bash call, the kernel's and bash's", "./runner", floor, args, "cpu-ms/call", same, "%.1f ms", "reported", nil}, "", bin},
+		{figure{"… the memory floor of a worker written in Go, without agentrun: per session a minimal static Go program started in a strict worker's namespaces, waiting out the tool (PSS at the peak; sleep adds its own)", "./runner", floor, args, "go-floor-PSS-KB/process", same, "%.0f KB", "reported", nil}, "", bin},
 	}
 }
 

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -26,7 +27,10 @@ const (
 // the ideal, and the CPU each call costs the kernel and bash, bound from below what
 // any runner that gives each session a real Bash call can reach on this machine. It
 // also reports the full benchmark's wall / ideal at best: the model's two seconds
-// added to the launcher's wall time.
+// added to the launcher's wall time. Then it measures the memory floor of a session
+// whose tools run in a process of its own written in Go: -sessions minimal static Go
+// programs (bench/floorstage), started at once in the namespaces of a strict worker,
+// each waiting out the tool's time; it reports the PSS of one at the peak.
 func BenchmarkManySessionsFloor(b *testing.B) {
 	n := *manySessions
 	if err := roomFor(n, floorBytesPerCall, floorTasksPerCall); err != nil {
@@ -48,9 +52,35 @@ func BenchmarkManySessionsFloor(b *testing.B) {
 		cpu += self1 - self0 + children1 - children0
 	}
 	runs := float64(b.N) * float64(n)
+	b.StopTimer()
+	goFloor := goMemoryFloor(b, n)
+	b.ReportMetric(goFloor/1024, "go-floor-PSS-KB/process")
 	b.ReportMetric(float64(wall)/float64(b.N)/float64(manyTool), "wall/ideal")
 	b.ReportMetric((float64(wall)/float64(b.N)+float64(2*manyLatency))/float64(2*manyLatency+manyTool), "full-wall/ideal")
 	b.ReportMetric(float64(cpu.Microseconds())/runs/1000, "cpu-ms/call")
+}
+
+// goMemoryFloor starts n minimal static Go programs at once, in the namespaces of a
+// strict worker where this machine has them, each waiting out manyTool, and returns
+// the PSS of one at the peak, in bytes.
+func goMemoryFloor(b *testing.B, n int) float64 {
+	bin := floorStage.Path(b, "floorstage")
+	flags := "0"
+	if sandbox.Probe().Supports(sandbox.LevelStrict) == nil {
+		flags = strconv.FormatUint(uint64(sandbox.SysProcAttr(sandbox.LevelStrict).Cloneflags), 10)
+	}
+	s := startProcSampler(os.Getpid(), 500*time.Millisecond)
+	out, err := exec.Command(bin, "launch", strconv.Itoa(n), strconv.Itoa(n), manyTool.String(), flags, "1").CombinedOutput()
+	top := s.stop()
+	if err != nil {
+		b.Fatalf("floorstage: %v: %s", err, out)
+	}
+	k := top.kinds[floorStageKind]
+	if k.n == 0 {
+		b.Fatal("no floor stage was alive when memory was sampled")
+	}
+	b.Logf("memory floor: %d minimal Go programs at the peak, %.0f KB of PSS each", k.n, k.pss/float64(k.n)/1024)
+	return k.pss / float64(k.n)
 }
 
 // launchAll starts n `bash -c 'sleep 3'` from one goroutine per core and waits for

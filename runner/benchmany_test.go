@@ -273,6 +273,8 @@ func treeUsage(root int) usage {
 		switch {
 		case pid == root:
 			name = "runner (" + name + ")"
+		case len(argv) > 1 && argv[0] == "floorstage" && argv[1] == "stage":
+			name = floorStageKind
 		case len(argv) < 2 || argv[1] != worker.Command:
 		case len(argv) == 2:
 			name = "worker stage 1, staying for the network bridge"
@@ -297,6 +299,9 @@ func treeUsage(root int) usage {
 	}
 	return u
 }
+
+// floorStageKind names the waiting processes of bench/floorstage in a usage.
+const floorStageKind = "floor stage"
 
 // descendants lists root and every process below it.
 func descendants(root int) []int {
