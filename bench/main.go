@@ -186,7 +186,8 @@ func main() {
 		key := f.pkg + " " + f.bench + " " + strings.Join(f.args, " ") + " " + strings.Join(f.binArgs, " ")
 		out, ok := cache[key]
 		if !ok {
-			args := append([]string{"test", "-run", "^$", "-bench", f.bench}, f.args...)
+			// -v shows why a benchmark skipped (see skipped).
+			args := append([]string{"test", "-v", "-run", "^$", "-bench", f.bench}, f.args...)
 			args = append(append(args, f.pkg), f.binArgs...)
 			cmd := exec.Command("go", args...)
 			cmd.Env = env
@@ -204,6 +205,11 @@ func main() {
 			cache[key] = out
 		}
 		v, found := metric(out, f.unit, f.line)
+		if reason, ok := skipped(out); !found && ok {
+			fmt.Printf("| %s | skipped: %s | %s | failed |\n", f.what, reason, f.target)
+			failed = true
+			continue
+		}
 		if !found {
 			if out != "" {
 				fmt.Fprintf(os.Stderr, "%s: no %q in the output of %s:\n%s", f.what, f.unit, key, out)
@@ -273,6 +279,24 @@ func metric(out, unit, line string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// skipped reports why the benchmark in out skipped, if it did: the first line of what
+// it logged under "--- SKIP:".
+func skipped(out string) (string, bool) {
+	_, after, ok := strings.Cut(out, "--- SKIP: ")
+	if !ok {
+		return "", false
+	}
+	lines := strings.SplitN(after, "\n", 3)
+	if len(lines) < 2 || strings.TrimSpace(lines[1]) == "" {
+		return "no reason given", true
+	}
+	reason := strings.TrimSpace(lines[1])
+	if _, msg, ok := strings.Cut(reason, ": "); ok && strings.Contains(reason[:len(reason)-len(msg)], ".go:") {
+		reason = msg // past "file_test.go:NN: "
+	}
+	return strings.ReplaceAll(reason, "|", "/"), true
 }
 
 func cpuModel() string {
