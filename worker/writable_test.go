@@ -100,3 +100,42 @@ func TestWritableFile(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkspaceInHiddenFolder puts the workspace in a read-only home that holds a
+// hidden folder (~/.ssh), as ~/project is: the home's hiding must leave the workspace
+// below it writable, and the hidden folder out of sight.
+func TestWorkspaceInHiddenFolder(t *testing.T) {
+	t.Parallel()
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
+		t.Run(string(level), func(t *testing.T) {
+			if err := sandbox.Probe().Supports(level); err != nil {
+				t.Skipf("this machine cannot run level %s: %v", level, err)
+			}
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			home := filepath.Join(root, "home")
+			ws := filepath.Join(home, "project")
+			require.NoError(t, os.MkdirAll(filepath.Join(home, ".ssh"), 0o755))
+			require.NoError(t, os.MkdirAll(ws, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(home, ".ssh", "config"), []byte("IdentityFile ssh-secret\n"), 0o644))
+			m, err := sandbox.ParseMode("0467")
+			require.NoError(t, err)
+			cfg := worker.Config{Spec: sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: home,
+				External: append(sandbox.ExternalDirs(), root)},
+				Env: []string{"PATH=/usr/bin:/bin", "HOME=" + home}, BashMode: "0467", Timeout: time.Minute, IdleExit: time.Hour}
+			if level == sandbox.LevelLandlock {
+				cfg.Spec.TempDir = filepath.Join(root, "tmp")
+				require.NoError(t, os.Mkdir(cfg.Spec.TempDir, 0o755))
+			}
+			cfg.Hidden = cfg.Spec.Hidden()
+			c := worker.New(cfg, os.Args[0], nil)
+			defer func() { assert.NoError(t, c.Close()) }()
+			r := c.Exec(context.Background(), "cd ~/project && mkdir -p sub && echo made > sub/new.txt; cat ~/.ssh/config", time.Minute, 0)
+			require.NoError(t, r.Err)
+			b, err := os.ReadFile(filepath.Join(ws, "sub", "new.txt"))
+			require.NoError(t, err, "the workspace below the home took no file: %s", r.Output)
+			assert.Equal(t, "made\n", string(b))
+			assert.NotContains(t, r.Output, "ssh-secret", "ESCAPE: the hidden folder shows")
+		})
+	}
+}
