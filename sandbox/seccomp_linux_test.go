@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,14 +22,6 @@ import (
 func init() {
 	childScenarios["seccomp"] = seccompChild
 	childScenarios["seccomp-all"] = everyDenialChild
-}
-
-// errnoName is "EPERM", "ENOSYS" and so on, "ok" for no error.
-func errnoName(e syscall.Errno) string {
-	if e == 0 {
-		return "ok"
-	}
-	return unix.ErrnoName(e)
 }
 
 // execResult runs a command and says "ok", or how it failed with its stderr's last line.
@@ -99,17 +90,6 @@ func seccompChild() int {
 	return 0
 }
 
-func errResult(err error) string {
-	if err == nil {
-		return "ok"
-	}
-	var e syscall.Errno
-	if errors.As(err, &e) {
-		return errnoName(e)
-	}
-	return err.Error()
-}
-
 // reportThreads makes more locked threads than the process had when filtered, so at
 // least one is new, and has each try unshare; then it checks every thread's status.
 func reportThreads() {
@@ -164,25 +144,6 @@ func taskIDs() map[int]struct{} {
 		}
 	}
 	return ids
-}
-
-// allTasks says "yes" if field has value want in every thread's status, else which
-// thread has what.
-func allTasks(field, want string) string {
-	dirs, _ := filepath.Glob("/proc/self/task/*/status")
-	if len(dirs) == 0 {
-		return "no threads"
-	}
-	for _, d := range dirs {
-		b, err := os.ReadFile(d)
-		if err != nil {
-			continue // the thread has ended since the glob
-		}
-		if got := fieldOf(string(b), field); got != want {
-			return fmt.Sprintf("%s has %s %q", d, field, got)
-		}
-	}
-	return "yes"
 }
 
 func TestApplySeccomp(t *testing.T) {
