@@ -2,9 +2,9 @@ package worker
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"runtime"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -129,7 +129,7 @@ func handOverLoopback() (int, error) {
 		return 0, fmt.Errorf("network: listen: %w", err)
 	}
 	defer func() { _ = unix.Close(fd) }()
-	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: proxyAddr.As4()}); err != nil {
 		return 0, fmt.Errorf("network: listen: %w", err)
 	}
 	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
@@ -147,7 +147,7 @@ func handOverLoopback() (int, error) {
 
 // proxyEnv points the usual variables at the proxy on a loopback port.
 func proxyEnv(port int) []string {
-	u := "http://127.0.0.1:" + strconv.Itoa(port)
+	u := "http://" + netip.AddrPortFrom(proxyAddr, uint16(port)).String()
 	return []string{"HTTP_PROXY=" + u, "HTTPS_PROXY=" + u, "ALL_PROXY=" + u, "http_proxy=" + u,
 		"https_proxy=" + u, "all_proxy=" + u, "NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1"}
 }

@@ -93,7 +93,7 @@ func serveConnects(ours *os.File, proxyPort int, refused func(target string)) (s
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = sandbox.ServeConnects(ctx, fd, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(proxyPort)), refused)
+		_ = sandbox.ServeConnects(ctx, fd, netip.AddrPortFrom(proxyAddr, uint16(proxyPort)), refused)
 	}()
 	return func() { cancel(); <-done }, nil
 }

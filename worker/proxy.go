@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 
 	"github.com/agentrun/agentrun/sandbox"
@@ -18,6 +19,10 @@ type ProxyServer interface {
 	Serve(ctx context.Context, l net.Listener) error
 }
 
+// proxyAddr is the address the network proxy has on a loopback, the sandbox's at level
+// strict and the host's at landlock: the one place tools may connect to.
+var proxyAddr = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+
 // ServeProxy makes p the network of cfg's sandbox (cfg.Spec, whose level is strict or
 // landlock), serving it in goroutines of wg until ctx is done. At level strict it sets
 // Spec.Proxied and returns the function to give Client.SetProxy, which serves each
@@ -28,7 +33,7 @@ func ServeProxy(ctx context.Context, wg *sync.WaitGroup, p ProxyServer, cfg *Con
 		cfg.Spec.Proxied = true
 		return func(l net.Listener) { wg.Go(func() { _ = p.Serve(ctx, l) }) }, nil
 	}
-	l, err := p.Listen("127.0.0.1:0")
+	l, err := p.Listen(netip.AddrPortFrom(proxyAddr, 0).String())
 	if err != nil {
 		return nil, fmt.Errorf("worker: proxy: %w", err)
 	}
