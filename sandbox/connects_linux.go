@@ -51,9 +51,11 @@ const maxSockaddr = 128
 // it owns. A connection to allow (the proxy) it makes itself, on the caller's own
 // socket (taken with pidfd_getfd) and with its own copy of the address, so that no
 // thread of the caller can change the address between the check and the connect; the
-// caller gets connect's result. So is a netlink socket's connection. Any other address
-// is refused with EACCES, as Landlock refuses a port, and reported to refused
-// (host:port, or the address family); refused is called from the goroutines
+// caller gets connect's result. So is a netlink socket's connection to the kernel; one
+// to another process's socket or to a multicast group gets EPERM, as a caller without
+// CAP_NET_ADMIN does from the kernel. Any other address is refused with EACCES, as
+// Landlock refuses a port. Each refusal is reported to refused (host:port, the netlink
+// port and groups, or the address family); refused is called from the goroutines
 // ServeConnects starts. It closes fd and waits for every goroutine it started before it
 // returns.
 //
@@ -167,8 +169,16 @@ func connectFor(raw syscall.RawConn, n seccompNotif, allow netip.AddrPort, refus
 	switch {
 	case family == unix.AF_NETLINK && size >= unix.SizeofSockaddrNetlink:
 		// The kernel's end of a netlink socket, which the filter lets tools have: the C
-		// library asks it for the interfaces. Nothing leaves the machine.
-		sa = &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Pid: binary.NativeEndian.Uint32(buf[4:8]), Groups: binary.NativeEndian.Uint32(buf[8:12])}
+		// library asks it for the interfaces. Nothing leaves the machine. Another
+		// process's socket or a multicast group the kernel lets only a caller with
+		// CAP_NET_ADMIN connect to, and it would judge this process, not the tool: the
+		// tool gets the EPERM it would get itself.
+		pid, groups := binary.NativeEndian.Uint32(buf[4:8]), binary.NativeEndian.Uint32(buf[8:12])
+		if pid != 0 || groups != 0 {
+			refused(fmt.Sprintf("netlink port %d, groups %#x", pid, groups))
+			return unix.EPERM
+		}
+		sa = &unix.SockaddrNetlink{Family: unix.AF_NETLINK}
 	case ok && target == allow && family == unix.AF_INET6:
 		sa = &unix.SockaddrInet6{Port: int(allow.Port()), Addr: netip.AddrFrom16(allow.Addr().As16()).As16()}
 	case ok && target == allow:

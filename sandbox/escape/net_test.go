@@ -236,14 +236,15 @@ func notListening(file, addr string) effect {
 	}
 }
 
-// hostNetlink is a host daemon's NETLINK_USERSOCK socket, which any process of the
-// host's network namespace may send to, and its port id.
-func hostNetlink(t *testing.T) (int, uint32) {
+// hostNetlink is a host daemon's netlink socket of protocol (NETLINK_USERSOCK, which
+// any process of the host's network namespace may send to, or NETLINK_ROUTE), in the
+// multicast groups groups, and its port id.
+func hostNetlink(t *testing.T, protocol int, groups uint32) (int, uint32) {
 	t.Helper()
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_USERSOCK)
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, protocol)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = unix.Close(fd) })
-	require.NoError(t, unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}))
+	require.NoError(t, unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: groups}))
 	sa, err := unix.Getsockname(fd)
 	require.NoError(t, err)
 	return fd, sa.(*unix.SockaddrNetlink).Pid
@@ -256,6 +257,27 @@ s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 2)
 msg = b'exfiltrated'
 s.sendto(struct.pack('=IHHII', 16 + len(msg), 0x10, 0, 1, 0) + msg, ({NLPORT}, 0))
 print('sent')"`
+
+// routeGroup is the multicast group of NETLINK_ROUTE the attempts send to: DECnet's
+// addresses (RTMGRP_DECnet_IFADDR), which no kernel of today sends anything to.
+const routeGroup = 0x1000
+
+// pythonRoute sends a netlink message on a NETLINK_ROUTE socket: to port id and
+// multicast groups (as a bit mask), with sendto or, when connected is set, with
+// connect and send.
+func pythonRoute(port string, groups int, connected bool) string {
+	send := "s.sendto(m, (" + port + ", " + strconv.Itoa(groups) + "))"
+	if connected {
+		send = "s.connect((" + port + ", " + strconv.Itoa(groups) + ")); s.send(m)"
+	}
+	return `python3 -c "
+import socket, struct
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+msg = b'forged'
+m = struct.pack('=IHHII', 16 + len(msg), 0x10, 0, 1, 0) + msg
+` + send + `
+print('sent')"`
+}
 
 // netlinkUnreached: the netlink socket fd gets no message from the attempt (sendto
 // queues a unicast message at once, so one sent is there when the call returns).
@@ -273,7 +295,7 @@ func netlinkUnreached(fd int) effect {
 				return true, ""
 			}
 			require.NoError(t, err)
-			return false, fmt.Sprintf("the host's usersock socket got a %d-byte message", n)
+			return false, fmt.Sprintf("the host's netlink socket got a %d-byte message", n)
 		}
 	}
 }
@@ -372,7 +394,7 @@ func TestNetworkClosed(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = udp.Close() })
 		port := strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port)
-		nl, nlPort := hostNetlink(t)
+		nl, nlPort := hostNetlink(t, unix.NETLINK_USERSOCK, 0)
 		fx.placeholders = append(fx.placeholders, "{NLPORT}", strconv.Itoa(int(nlPort)))
 		vport := 20000 + uint32(rand.IntN(40000))
 		fx.placeholders = append(fx.placeholders, "{PORT}", port, "{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port),
@@ -417,9 +439,12 @@ func TestNetworkProxy(t *testing.T) {
 		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = udp.Close() })
-		nl, nlPort := hostNetlink(t)
+		nl, nlPort := hostNetlink(t, unix.NETLINK_USERSOCK, 0)
+		rt, rtPort := hostNetlink(t, unix.NETLINK_ROUTE, 0)
+		group, _ := hostNetlink(t, unix.NETLINK_ROUTE, routeGroup)
 		fx.placeholders = append(fx.placeholders, "{PORT}", strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port),
-			"{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port), "{NLPORT}", strconv.Itoa(int(nlPort)))
+			"{UPORT}", strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port), "{NLPORT}", strconv.Itoa(int(nlPort)),
+			"{RTPORT}", strconv.Itoa(int(rtPort)))
 		// refusedAt: s is not reached, and a violation of detail (a refusal of the proxy's
 		// or the sandbox's, DetailDirect) is reported.
 		refusedAt := func(s *hostServer, direct bool) effect {
@@ -449,6 +474,13 @@ print(u.build_opener(h).open('http://127.0.0.1:{PORT}/', timeout=5).read())"`, e
 			{name: "mptcp around the proxy", needs: "python3", cmd: pythonMPTCP, effect: unreached(web), strict: true, landlock: true},
 			{name: "tcp fast open around the proxy", needs: "python3", cmd: pythonFastOpen("127.0.0.1", "{PORT}"), effect: unreached(web), strict: true, landlock: true},
 			{name: "netlink message to a host daemon's usersock socket", needs: "python3", cmd: pythonUsersock, effect: netlinkUnreached(nl), strict: true, landlock: true},
+			// NETLINK_ROUTE, which the filter lets tools have: the kernel refuses a
+			// sender without CAP_NET_ADMIN any destination but itself, and agentrun,
+			// which makes the connects at landlock, must not lend it its own.
+			{name: "route message sent to a host daemon's route socket", needs: "python3", cmd: pythonRoute("{RTPORT}", 0, false), effect: netlinkUnreached(rt), strict: true, landlock: true},
+			{name: "route socket connected to a host daemon's", needs: "python3", cmd: pythonRoute("{RTPORT}", 0, true), effect: netlinkUnreached(rt), strict: true, landlock: true},
+			{name: "route message sent to a multicast group", needs: "python3", cmd: pythonRoute("0", routeGroup, false), effect: netlinkUnreached(group), strict: true, landlock: true},
+			{name: "route socket connected to a multicast group", needs: "python3", cmd: pythonRoute("0", routeGroup, true), effect: netlinkUnreached(group), strict: true, landlock: true},
 		}
 		if port := fx.proxyPort; port > 0 {
 			// Landlock's rule allows the proxy's port, on any host.
