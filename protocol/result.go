@@ -28,7 +28,8 @@ const (
 	// StatusMCP: a required MCP server did not connect; no model call was made.
 	StatusMCP Status = "error_mcp"
 	// StatusSandbox: the session's sandbox could not be set up when a tool first
-	// needed it; no tool ran.
+	// needed it, or its level cannot hide what it must (before the first model
+	// call); no tool ran.
 	StatusSandbox Status = "error_sandbox"
 )
 

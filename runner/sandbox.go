@@ -192,6 +192,14 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 			return nil, fmt.Errorf("sandbox: writable %s: %w", w, err)
 		}
 	}
+	hidden := spec.Hidden(append(slices.Clone(req.Hidden), opts.Hidden...)...)
+	if level == sandbox.LevelLandlock {
+		if h, folder, ok := spec.HiddenInWritable(hidden); ok {
+			return nil, fmt.Errorf("%w: level landlock cannot hide %s from the tools inside %s, a folder they may write, "+
+				"without taking that folder itself from them (Landlock grants by folder): move it out of %s "+
+				"(for the run's output folder, --out outside the workspace), or run at level strict", ErrSandbox, h, folder, folder)
+		}
+	}
 	sb := &Sandbox{level: level}
 	env := slices.Clone(req.Env)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -208,7 +216,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 		env = append(env, "TMPDIR="+sb.tempDir)
 	}
 	cfg.Spec, cfg.Env = spec, env
-	cfg.Hidden = spec.Hidden(append(slices.Clone(req.Hidden), opts.Hidden...)...)
+	cfg.Hidden = hidden
 	var serveOnLoopback func(net.Listener) // level strict: the proxy, on each worker's loopback listener
 	if mode.Network != 0 && level != sandbox.LevelOff {
 		allow, err := netproxy.ParseAllowlist(req.Allow)
@@ -245,6 +253,11 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 // why its worker could not set the sandbox up, if it cannot.
 func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(), onViolation func(netproxy.Violation), setupFailed func(error)) (*Sandbox, error) {
 	o := st.r.opts
+	// The sessions' folder exists before any tool runs, so that it is hidden from the
+	// first (Landlock hides what exists).
+	if err := os.MkdirAll(st.sessionsDir, 0o755); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	hidden := []string{st.sessionsDir}
 	if o.InstructionHome != "" {
 		hidden = append(hidden, absOr(o.InstructionHome))

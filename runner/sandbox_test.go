@@ -322,3 +322,35 @@ jobs:
 	assert.Contains(t, string(events), "hop 1: HTTP/1.1 403", "the chainer's proxy refused the first hop")
 	assertDenied(t, events, `"target":"127.0.0.1:`)
 }
+
+// TestRunRefusesAHiddenPathInAWritableFolder runs a session at level landlock in a
+// shared workspace that holds the run's output folder: Landlock could hide the
+// sessions' artifacts only by taking the workspace's own folder from the tools, so the
+// session ends error_sandbox before its first model call, saying how to fix it, and
+// its tools never run. In a copy of the workspace it runs.
+func TestRunRefusesAHiddenPathInAWritableFolder(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelLandlock)
+	for name, mode := range map[string]string{"shared": "shared", "copy": "copy"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := writeSpec(t, dir, "version: 1\ndefaults: {model: success, sandbox: {level: landlock}}\njobs:\n  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: "+mode+"}}\n")
+			out := filepath.Join(dir, "out")
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+			require.NoError(t, err)
+			require.Len(t, sum.Sessions, 1)
+			row := sum.Sessions[0]
+			if mode == "copy" {
+				assert.Equal(t, protocol.StatusSuccess, row.Status, sum.Text())
+				return
+			}
+			assert.Equal(t, protocol.StatusSandbox, row.Status, sum.Text())
+			require.NotNil(t, row.Error)
+			assert.Equal(t, protocol.ErrSandbox, row.Error.Kind)
+			assert.Contains(t, row.Error.Message, filepath.Join(out, runner.SessionsDir))
+			assert.Contains(t, row.Error.Message, "--out")
+			assert.Zero(t, row.NumTurns, "the model was called")
+			assert.NoFileExists(t, filepath.Join(dir, "notes", "success.txt"), "a tool ran")
+		})
+	}
+}

@@ -148,6 +148,9 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 			res.TotalCostUSD = nil // what the session spent before it panicked is unknown
 		}
 		st.r.log.Error("session panicked", zapKey(s.Key), zap.String("stack", string(recovered.Stack)))
+	case errors.Is(setupErr, ErrSandbox):
+		res.Status = protocol.StatusSandbox
+		res.Error = &protocol.Error{Kind: protocol.ErrSandbox, Message: setupErr.Error()}
 	case setupErr != nil:
 		res.Status = protocol.StatusCrashed
 		res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: setupErr.Error()}

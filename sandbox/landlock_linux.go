@@ -122,10 +122,14 @@ func landlockRules(s Spec, inRoot bool, hidden []string) []landlock.Rule {
 const fileAccess = landlock.AccessFSSet(llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSReadFile |
 	llsys.AccessFSTruncate | llsys.AccessFSIoctlDev)
 
-// carve calls allow with path, or, when a hidden path lies below it, with each of its
-// entries instead, recursively, so that the hidden paths get no rule of their own or
-// of an ancestor: Landlock grants by hierarchy and cannot subtract. Symbolic links get
-// no rule (a rule would follow them); their targets are judged on their own.
+// carve calls allow with path, or, when a hidden path that exists lies below it, with
+// each of its entries instead, recursively, so that the hidden paths get no rule of
+// their own or of an ancestor: Landlock grants by hierarchy and cannot subtract. The
+// folders on the way get no rule themselves, so the tools can neither list them nor
+// make anything in them (the runner refuses that where they should write, see
+// Spec.HiddenInWritable); a hidden path that does not exist takes nothing from them.
+// Symbolic links get no rule (a rule would follow them); their targets are judged on
+// their own.
 func carve(path string, hidden []string, allow func(p string, dir bool)) {
 	if slices.Contains(hidden, path) {
 		return
@@ -136,7 +140,7 @@ func carve(path string, hidden []string, allow func(p string, dir bool)) {
 	}
 	below := false
 	for _, h := range hidden {
-		if strings.HasPrefix(h, path+"/") || (path == "/" && h != "/") {
+		if (strings.HasPrefix(h, path+"/") || (path == "/" && h != "/")) && exists(h) {
 			below = true
 			break
 		}

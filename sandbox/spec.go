@@ -112,6 +112,31 @@ func (s Spec) Hidden(extra ...string) []string {
 	return append(out, extra...)
 }
 
+// HiddenInWritable returns the first of hidden that exists inside a folder the tools
+// may write (the workspace or a writable path), with that folder. Level landlock, which
+// grants by folder and cannot take a path out of a grant, hides such a path only by
+// taking from the tools the rights of every folder on its way, the writable one's
+// included (see carve).
+func (s Spec) HiddenInWritable(hidden []string) (path, folder string, ok bool) {
+	for _, b := range s.Binds() {
+		if !b.Write {
+			continue
+		}
+		for _, h := range hidden {
+			if strings.HasPrefix(h, b.Path+"/") && exists(h) {
+				return h, b.Path, true
+			}
+		}
+	}
+	return "", "", false
+}
+
+// exists reports whether path is there (a link counts, wherever it leads).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
 // WithLinkTargets returns s with, next to each writable or readable path that is or
 // passes through a symbolic link, the host path it resolves to, with the same rights.
 // Level strict rebuilds the link in its own root and landlock gives links no rule, so

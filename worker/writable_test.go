@@ -139,3 +139,38 @@ func TestWorkspaceInHiddenFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkspaceIsHome runs the tools in a workspace that is also their home, holding
+// none of the credential stores a home hides (~/.ssh, ~/.aws, ...): the workspace's own
+// folder stays theirs to write and list, at every level.
+func TestWorkspaceIsHome(t *testing.T) {
+	t.Parallel()
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
+		t.Run(string(level), func(t *testing.T) {
+			if err := sandbox.Probe().Supports(level); err != nil {
+				t.Skipf("this machine cannot run level %s: %v", level, err)
+			}
+			root, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			ws := filepath.Join(root, "ws")
+			require.NoError(t, os.Mkdir(ws, 0o755))
+			m, err := sandbox.ParseMode("0407")
+			require.NoError(t, err)
+			cfg := worker.Config{Spec: sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: ws},
+				Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0407", Timeout: time.Minute, IdleExit: time.Hour}
+			if level == sandbox.LevelLandlock {
+				cfg.Spec.TempDir = filepath.Join(root, "tmp")
+				require.NoError(t, os.Mkdir(cfg.Spec.TempDir, 0o755))
+			}
+			cfg.Hidden = cfg.Spec.Hidden()
+			c := worker.New(cfg, os.Args[0], nil)
+			defer func() { assert.NoError(t, c.Close()) }()
+			r := c.Exec(context.Background(), "cd ~ && echo made > new.txt && ls", time.Minute, 0)
+			require.NoError(t, r.Err)
+			assert.Contains(t, r.Output, "new.txt", "the workspace could not be listed")
+			b, err := os.ReadFile(filepath.Join(ws, "new.txt"))
+			require.NoError(t, err, "the workspace took no file: %s", r.Output)
+			assert.Equal(t, "made\n", string(b))
+		})
+	}
+}
