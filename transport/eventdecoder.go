@@ -16,30 +16,36 @@ import (
 // error state: a line or event past the bound ends the stream with an *Error of Kind
 // protocol.ErrTooLarge, and a read error of the body is returned as it is.
 //
-// A format's Decoder embeds an EventDecoder made by NewEventDecoder, so that Next,
-// Message, Err and SetLimits are its own; its switch calls Push, Fail and Finish. It is
-// not safe for concurrent use.
+// A format's Decoder embeds an EventDecoder, made by InitEventDecoder, so that Next,
+// Message, Err and SetLimits are its own; its switch writes to the Out that
+// InitEventDecoder returns, which it keeps to itself. It is not safe for concurrent use.
 type EventDecoder struct {
 	events *sse.Decoder
 	event  func(ev sse.Event)
 	end    func()
 	limits protocol.Limits
+	out    Out
+}
 
+// Out is where a format's event switch puts the messages of an event, and how it ends
+// the stream.
+type Out struct {
 	queue queue
 	err   error
 	done  bool
 }
 
-// NewEventDecoder returns the decoder of the SSE body r with default limits. event is
-// the format's switch: given one event, whose Data is borrowed and valid only during
-// the call, it pushes the messages the event produces, if any, and calls Finish when
-// the event completes the stream or Fail when it breaks it. end is called when the
-// body ends cleanly before Finish; it calls Finish (a stream the format counts as
-// complete) or Fail. When it calls neither, the stream fails as cut short.
-func NewEventDecoder(r io.Reader, event func(ev sse.Event), end func()) EventDecoder {
-	d := EventDecoder{events: sse.NewDecoder(r), event: event, end: end}
+// InitEventDecoder makes d the decoder of the SSE body r, with default limits, and
+// returns the Out its switch writes to. event is the format's switch: given one event,
+// whose Data is borrowed and valid only during the call, it pushes the messages the
+// event produces, if any, and calls Finish when the event completes the stream or Fail
+// when it breaks it. end is called when the body ends cleanly before Finish; it calls
+// Finish (a stream the format counts as complete) or Fail. When it calls neither, the
+// stream fails as cut short.
+func InitEventDecoder(d *EventDecoder, r io.Reader, event func(ev sse.Event), end func()) *Out {
+	*d = EventDecoder{events: sse.NewDecoder(r), event: event, end: end}
 	d.SetLimits(protocol.Limits{})
-	return d
+	return &d.out
 }
 
 // SetLimits bounds what the decoder holds (Limited); call it before the first Next.
@@ -55,8 +61,8 @@ func (d *EventDecoder) Limits() protocol.Limits { return d.limits }
 // Next advances to the next message. It returns false once the stream is complete or
 // failed (see Err), after the messages pushed before that.
 func (d *EventDecoder) Next() bool {
-	for !d.queue.Next() {
-		if d.done || d.err != nil {
+	for !d.out.queue.Next() {
+		if d.out.done || d.out.err != nil {
 			return false
 		}
 		d.step()
@@ -65,22 +71,22 @@ func (d *EventDecoder) Next() bool {
 }
 
 // Message returns the message read by the last successful Next.
-func (d *EventDecoder) Message() protocol.Message { return d.queue.Message() }
+func (d *EventDecoder) Message() protocol.Message { return d.out.queue.Message() }
 
 // Err returns nil after a complete stream, otherwise why it is incomplete: an *Error
 // for anything the server sent, or the body's read error.
-func (d *EventDecoder) Err() error { return d.err }
+func (d *EventDecoder) Err() error { return d.out.err }
 
 // Push queues ms, in order, after the messages pushed before.
-func (d *EventDecoder) Push(ms ...protocol.Message) { d.queue.Push(ms...) }
+func (o *Out) Push(ms ...protocol.Message) { o.queue.Push(ms...) }
 
 // Fail ends the stream with err once the messages pushed so far are read; a later
 // Fail in the same event replaces it.
-func (d *EventDecoder) Fail(err error) { d.err = err }
+func (o *Out) Fail(err error) { o.err = err }
 
 // Finish ends the stream as complete once the messages pushed so far are read: no
 // further event is read.
-func (d *EventDecoder) Finish() { d.done = true }
+func (o *Out) Finish() { o.done = true }
 
 // step reads one SSE event and passes it to the switch, or ends the stream.
 func (d *EventDecoder) step() {
@@ -91,12 +97,12 @@ func (d *EventDecoder) step() {
 		return
 	}
 	if err := d.events.Err(); err != nil {
-		d.err = readError(err)
+		d.out.err = readError(err)
 		return
 	}
 	d.end()
-	if !d.done && d.err == nil {
-		d.err = &Error{Kind: protocol.ErrStream, Message: "stream ended before its last event"}
+	if !d.out.done && d.out.err == nil {
+		d.out.err = &Error{Kind: protocol.ErrStream, Message: "stream ended before its last event"}
 	}
 }
 

@@ -18,7 +18,7 @@ import (
 // message, "pair" is two, "stop" completes the stream, "fail" pushes "last" and breaks
 // it. At the end of the body it finishes, fails or does neither, as atEnd says.
 type wordFormat struct {
-	*EventDecoder
+	*Out
 	atEnd string // "finish", "fail" or ""
 	seen  []string
 	ends  int
@@ -113,8 +113,8 @@ func TestEventDecoder(t *testing.T) {
 	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			f := &wordFormat{atEnd: tt.atEnd}
-			d := NewEventDecoder(tt.body, f.event, f.end)
-			f.EventDecoder = &d
+			var d EventDecoder
+			f.Out = InitEventDecoder(&d, tt.body, f.event, f.end)
 			if tt.limits != (protocol.Limits{}) {
 				d.SetLimits(tt.limits)
 			}

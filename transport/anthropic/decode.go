@@ -39,8 +39,10 @@ import (
 // thinking signature past the response limit, end the stream with an
 // *transport.Error of Kind protocol.ErrTooLarge (the limits of SetLimits).
 type Decoder struct {
-	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch.
+	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch,
+	// which writes to out.
 	transport.EventDecoder
+	out    *transport.Out
 	blocks map[int]*block
 	usage  protocol.Usage
 	reason protocol.StopReason
@@ -64,17 +66,17 @@ type block struct {
 // NewDecoder returns a decoder reading the SSE body r.
 func NewDecoder(r io.Reader) *Decoder {
 	d := &Decoder{blocks: map[int]*block{}}
-	d.EventDecoder = transport.NewEventDecoder(r, d.event, d.end)
+	d.out = transport.InitEventDecoder(&d.EventDecoder, r, d.event, d.end)
 	return d
 }
 
 // end fails a stream whose body ended cleanly before message_stop.
 func (d *Decoder) end() {
-	d.Fail(&transport.Error{Kind: protocol.ErrStream, Message: "stream ended without message_stop"})
+	d.out.Fail(&transport.Error{Kind: protocol.ErrStream, Message: "stream ended without message_stop"})
 }
 
 func (d *Decoder) fail(format string, args ...any) {
-	d.Fail(&transport.Error{Kind: protocol.ErrStream, Message: fmt.Sprintf(format, args...)})
+	d.out.Fail(&transport.Error{Kind: protocol.ErrStream, Message: fmt.Sprintf(format, args...)})
 }
 
 // event applies one SSE event, whose data is borrowed: nothing may keep it. The data's
@@ -135,14 +137,14 @@ func (d *Decoder) blockStart(w *wireEvent) {
 	switch cb.Type {
 	case "text":
 		if cb.Text != "" {
-			d.Push(protocol.Message{Kind: protocol.KindText, Text: cb.Text})
+			d.out.Push(protocol.Message{Kind: protocol.KindText, Text: cb.Text})
 		}
 	case "thinking":
 		if cb.Thinking != "" {
-			d.Push(protocol.Message{Kind: protocol.KindThinking, Text: cb.Thinking})
+			d.out.Push(protocol.Message{Kind: protocol.KindThinking, Text: cb.Thinking})
 		}
 	case "redacted_thinking":
-		d.Push(protocol.Message{Kind: protocol.KindThinking, Redacted: cb.Data})
+		d.out.Push(protocol.Message{Kind: protocol.KindThinking, Redacted: cb.Data})
 	}
 }
 
@@ -155,15 +157,15 @@ func (d *Decoder) delta(w *wireEvent) {
 	switch w.Delta.Type {
 	case "text_delta":
 		if w.Delta.Text != "" {
-			d.Push(protocol.Message{Kind: protocol.KindText, Text: w.Delta.Text})
+			d.out.Push(protocol.Message{Kind: protocol.KindText, Text: w.Delta.Text})
 		}
 	case "thinking_delta":
 		if w.Delta.Thinking != "" {
-			d.Push(protocol.Message{Kind: protocol.KindThinking, Text: w.Delta.Thinking})
+			d.out.Push(protocol.Message{Kind: protocol.KindThinking, Text: w.Delta.Thinking})
 		}
 	case "signature_delta":
 		if limit := d.Limits().MaxResponseBytes; int64(len(b.signature)+len(w.Delta.Signature)) > limit {
-			d.Fail(transport.TooLarge("a thinking signature", limit, "max_response_bytes"))
+			d.out.Fail(transport.TooLarge("a thinking signature", limit, "max_response_bytes"))
 			return
 		}
 		b.signature += w.Delta.Signature
@@ -173,7 +175,7 @@ func (d *Decoder) delta(w *wireEvent) {
 		}
 		if limit := d.Limits().MaxToolInputBytes; int64(len(b.input)+len(w.Delta.PartialJSON)) > limit {
 			b.input = nil
-			d.Fail(transport.TooLarge("the input of tool call "+b.name, limit, "max_tool_input_bytes"))
+			d.out.Fail(transport.TooLarge("the input of tool call "+b.name, limit, "max_tool_input_bytes"))
 			return
 		}
 		b.input = append(b.input, w.Delta.PartialJSON...)
@@ -198,10 +200,10 @@ func (d *Decoder) blockStop(index int) {
 // finish emits what a closed block holds back until its end.
 func (d *Decoder) finish(b *block) {
 	if b.signature != "" {
-		d.Push(protocol.Message{Kind: protocol.KindThinking, Signature: b.signature})
+		d.out.Push(protocol.Message{Kind: protocol.KindThinking, Signature: b.signature})
 	}
 	if b.typ == "tool_use" {
-		d.Push(protocol.Message{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: b.name, ID: b.id, Input: b.toolInput()}})
+		d.out.Push(protocol.Message{Kind: protocol.KindToolCall, Call: protocol.ToolCall{Name: b.name, ID: b.id, Input: b.toolInput()}})
 	}
 }
 
@@ -240,9 +242,9 @@ func (d *Decoder) messageStop() {
 		}
 		d.finish(b)
 	}
-	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage})
-	d.Push(protocol.Message{Kind: protocol.KindStop, Stop: d.reason})
-	d.Finish()
+	d.out.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage})
+	d.out.Push(protocol.Message{Kind: protocol.KindStop, Stop: d.reason})
+	d.out.Finish()
 }
 
 // replaceUsage overwrites the counts present in u: the API's counts are cumulative.
@@ -272,7 +274,7 @@ func (d *Decoder) streamError(e *wireError, requestID string) {
 	if msg == "" {
 		msg = "error event without details"
 	}
-	d.Fail(&transport.Error{Kind: kind, Message: msg})
+	d.out.Fail(&transport.Error{Kind: kind, Message: msg})
 }
 
 // PartialUsage returns the usage that arrived so far, also when the stream failed: a

@@ -25,8 +25,10 @@ import (
 // with a classified *transport.Error, and so does a tool input past its limit (Kind
 // protocol.ErrTooLarge, under the limits of SetLimits). It is not safe for concurrent use.
 type Decoder struct {
-	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch.
+	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch,
+	// which writes to out.
 	transport.EventDecoder
+	out  *transport.Out
 	head *wire.HeadReader // the body until the first data event
 
 	sawData bool
@@ -57,7 +59,7 @@ type call struct {
 func NewDecoder(r io.Reader) *Decoder {
 	h := wire.NewHeadReader(r)
 	d := &Decoder{head: h, byIndex: map[int]*call{}, byID: map[string]*call{}}
-	d.EventDecoder = transport.NewEventDecoder(h, d.event, d.end)
+	d.out = transport.InitEventDecoder(&d.EventDecoder, h, d.event, d.end)
 	return d
 }
 
@@ -76,18 +78,18 @@ func (d *Decoder) event(ev sse.Event) {
 		return
 	}
 	if ev.Type == "error" {
-		d.Fail(eventError(data).TransportError("error event"))
+		d.out.Fail(eventError(data).TransportError("error event"))
 		return
 	}
 	c := &d.chunk
 	if err := parseChunk(&d.scan, data, c); err != nil {
-		d.Fail(&transport.Error{Kind: protocol.ErrStream,
+		d.out.Fail(&transport.Error{Kind: protocol.ErrStream,
 			Message: "decode chunk: " + wire.JSONProblem(err, "a chunk") + ": " + wire.Clip(data)})
 		return
 	}
 	if c.isError() {
 		e, _ := wire.ParseErrorOrDetail(data) // an error chunk always has a shape it reads
-		d.Fail(e.TransportError("error chunk"))
+		d.out.Fail(e.TransportError("error chunk"))
 		return
 	}
 	if c.Usage != nil {
@@ -121,16 +123,16 @@ func (d *Decoder) apply(ch *choice) {
 	dl := ch.Delta
 	switch {
 	case dl.ReasoningContent != "":
-		d.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.ReasoningContent})
+		d.out.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.ReasoningContent})
 	case dl.Reasoning != "":
-		d.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.Reasoning})
+		d.out.Push(protocol.Message{Kind: protocol.KindThinking, Text: dl.Reasoning})
 	}
 	if dl.Content != "" {
-		d.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Content})
+		d.out.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Content})
 	}
 	if dl.Refusal != "" {
 		d.refused = true
-		d.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Refusal})
+		d.out.Push(protocol.Message{Kind: protocol.KindText, Text: dl.Refusal})
 	}
 	for _, tc := range dl.ToolCalls {
 		d.addCall(tc.Index, tc.ID, tc.Function)
@@ -141,7 +143,7 @@ func (d *Decoder) apply(ch *choice) {
 	switch ch.FinishReason {
 	case "":
 	case "error":
-		d.Fail(&transport.Error{Kind: protocol.ErrServer, Message: "stream ended with finish_reason error"})
+		d.out.Fail(&transport.Error{Kind: protocol.ErrServer, Message: "stream ended with finish_reason error"})
 	default:
 		if d.finish == "" {
 			d.finish = ch.FinishReason
@@ -167,7 +169,7 @@ func (d *Decoder) addCall(index *int, id string, fn functionDelta) {
 	d.last = c
 	if limit := d.Limits().MaxToolInputBytes; int64(len(c.args)) > limit {
 		c.args = nil
-		d.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
+		d.out.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
 	}
 }
 
@@ -234,7 +236,7 @@ func (d *Decoder) flushCalls() {
 		if input == "" {
 			input = "{}"
 		}
-		d.Push(protocol.Message{Kind: protocol.KindToolCall,
+		d.out.Push(protocol.Message{Kind: protocol.KindToolCall,
 			Call: protocol.ToolCall{Name: c.name, ID: id, Input: input}})
 		d.emitted++
 	}
@@ -248,9 +250,9 @@ func (d *Decoder) flushCalls() {
 // complete ends a finished stream: pending tool calls, usage, stop.
 func (d *Decoder) complete() {
 	d.flushCalls()
-	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage},
+	d.out.Push(protocol.Message{Kind: protocol.KindUsage, Usage: d.usage},
 		protocol.Message{Kind: protocol.KindStop, Stop: d.stopReason()})
-	d.Finish()
+	d.out.Finish()
 }
 
 // end handles the clean end of the body without [DONE].
@@ -262,14 +264,14 @@ func (d *Decoder) end() {
 	msg := "stream ended without [DONE]"
 	if !d.sawData {
 		if e, ok := wire.ParseErrorOrDetail(d.head.Head()); ok {
-			d.Fail(e.TransportError("error body"))
+			d.out.Fail(e.TransportError("error body"))
 			return
 		}
 		if len(bytes.TrimSpace(d.head.Head())) > 0 {
 			msg += "; body: " + wire.Clip(d.head.Head())
 		}
 	}
-	d.Fail(&transport.Error{Kind: protocol.ErrStream, Message: msg})
+	d.out.Fail(&transport.Error{Kind: protocol.ErrStream, Message: msg})
 }
 
 // stopReason maps the finish_reason to the internal stop reason. Tool use is derived

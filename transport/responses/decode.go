@@ -22,8 +22,10 @@ import (
 // limit of SetLimits (Kind protocol.ErrTooLarge). Unknown events are ignored. It is not
 // safe for concurrent use.
 type Decoder struct {
-	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch.
+	// EventDecoder gives Next, Message, Err and SetLimits; event is its switch,
+	// which writes to out.
 	transport.EventDecoder
+	out  *transport.Out
 	head *wire.HeadReader // the body until the first event
 
 	scan     jsonscan.Scanner // reads the events
@@ -51,7 +53,7 @@ type fnCall struct {
 func NewDecoder(r io.Reader) *Decoder {
 	h := wire.NewHeadReader(r)
 	d := &Decoder{head: h, byItem: map[string]*fnCall{}, byOutput: map[int]*fnCall{}}
-	d.EventDecoder = transport.NewEventDecoder(h, d.event, d.end)
+	d.out = transport.InitEventDecoder(&d.EventDecoder, h, d.event, d.end)
 	return d
 }
 
@@ -60,7 +62,7 @@ func NewDecoder(r io.Reader) *Decoder {
 func (d *Decoder) checkArgs(c *fnCall) {
 	if limit := d.Limits().MaxToolInputBytes; int64(len(c.args)) > limit {
 		c.args = nil
-		d.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
+		d.out.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
 	}
 }
 
@@ -77,7 +79,7 @@ func (d *Decoder) event(ev sse.Event) {
 	e := &d.ev
 	*e = event{}
 	if err := parseEvent(&d.scan, data, e, &d.spare); err != nil {
-		d.Fail(&transport.Error{Kind: protocol.ErrStream,
+		d.out.Fail(&transport.Error{Kind: protocol.ErrStream,
 			Message: "decode event: " + wire.JSONProblem(err, "an event") + ": " + wire.Clip(data)})
 		return
 	}
@@ -85,7 +87,7 @@ func (d *Decoder) event(ev sse.Event) {
 	typ := e.Type
 	if typ == "" {
 		if e, ok := wire.ParseError(data); ok {
-			d.Fail(e.TransportError("error body"))
+			d.out.Fail(e.TransportError("error body"))
 			return
 		}
 		typ = ev.Type
@@ -133,7 +135,7 @@ func (d *Decoder) apply(typ string, e *event) {
 		c := d.callFor(e.OutputIndex, e.ItemID)
 		if limit := d.Limits().MaxToolInputBytes; int64(len(c.args)+len(e.Delta)) > limit {
 			c.args = c.args[:0:0]
-			d.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
+			d.out.Fail(transport.TooLarge("the input of tool call "+c.name, limit, "max_tool_input_bytes"))
 			return
 		}
 		c.args = append(c.args, e.Delta...)
@@ -180,19 +182,19 @@ func (d *Decoder) apply(typ string, e *event) {
 		if e.Response != nil && e.Response.Error != nil {
 			ae = e.Response.Error.APIError()
 		}
-		d.Fail(ae.TransportError("response failed"))
+		d.out.Fail(ae.TransportError("response failed"))
 	case "error":
 		o := e.ErrorObject
 		if e.Error != nil {
 			o = *e.Error
 		}
-		d.Fail(o.APIError().TransportError("error event"))
+		d.out.Fail(o.APIError().TransportError("error event"))
 	}
 }
 
 func (d *Decoder) emit(kind protocol.Kind, text string) {
 	if text != "" {
-		d.Push(protocol.Message{Kind: kind, Text: text})
+		d.out.Push(protocol.Message{Kind: kind, Text: text})
 	}
 }
 
@@ -261,7 +263,7 @@ func (d *Decoder) emitCall(c *fnCall) {
 	if input == "" {
 		input = "{}"
 	}
-	d.Push(protocol.Message{Kind: protocol.KindToolCall,
+	d.out.Push(protocol.Message{Kind: protocol.KindToolCall,
 		Call: protocol.ToolCall{Name: c.name, ID: id, Input: input}})
 	d.emitted++
 }
@@ -281,9 +283,9 @@ func (d *Decoder) finish(e *event, reason protocol.StopReason) {
 	if e.Response != nil && e.Response.Usage != nil {
 		u = normalizeUsage(*e.Response.Usage)
 	}
-	d.Push(protocol.Message{Kind: protocol.KindUsage, Usage: u},
+	d.out.Push(protocol.Message{Kind: protocol.KindUsage, Usage: u},
 		protocol.Message{Kind: protocol.KindStop, Stop: reason})
-	d.Finish()
+	d.out.Finish()
 }
 
 // end handles the clean end of the body before a terminal event.
@@ -291,14 +293,14 @@ func (d *Decoder) end() {
 	msg := "stream ended without response.completed"
 	if !d.sawEvent {
 		if e, ok := wire.ParseError(d.head.Head()); ok {
-			d.Fail(e.TransportError("error body"))
+			d.out.Fail(e.TransportError("error body"))
 			return
 		}
 		if len(bytes.TrimSpace(d.head.Head())) > 0 {
 			msg += "; body: " + wire.Clip(d.head.Head())
 		}
 	}
-	d.Fail(&transport.Error{Kind: protocol.ErrStream, Message: msg})
+	d.out.Fail(&transport.Error{Kind: protocol.ErrStream, Message: msg})
 }
 
 // normalizeUsage converts Responses usage to the internal form, where input excludes
