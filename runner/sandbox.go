@@ -195,9 +195,9 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	hidden := spec.Hidden(append(slices.Clone(req.Hidden), opts.Hidden...)...)
 	if level == sandbox.LevelLandlock {
 		if h, folder, ok := spec.HiddenInWritable(hidden); ok {
-			return nil, fmt.Errorf("%w: level landlock cannot hide %s from the tools inside %s, a folder they may write, "+
-				"without taking that folder itself from them (Landlock grants by folder): move it out of %s "+
-				"(for the run's output folder, --out outside the workspace), or run at level strict", ErrSandbox, h, folder, folder)
+			return nil, fmt.Errorf("%w: level landlock cannot hide %s inside %s, which the tools may write: "+
+				"move it out (the run's output folder: --out outside the workspace) or run at level strict "+
+				"(Landlock grants by folder: hiding it would take %s itself from the tools)", ErrSandbox, h, folder, folder)
 		}
 	}
 	sb := &Sandbox{level: level}
