@@ -192,12 +192,17 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 			return nil, fmt.Errorf("sandbox: writable %s: %w", w, err)
 		}
 	}
-	hidden := spec.Hidden(append(slices.Clone(req.Hidden), opts.Hidden...)...)
+	own := append(slices.Clone(req.Hidden), opts.Hidden...) // the runner's state
+	hidden := spec.Hidden(own...)
 	if level == sandbox.LevelLandlock {
 		if h, folder, ok := spec.HiddenInWritable(hidden); ok {
+			fix := "work in a folder that does not hold it, or give bash_mode the system read bit, which shows it"
+			if slices.Contains(own, h) {
+				fix = "put it outside (the run's output folder: --out outside the workspace)"
+			}
 			return nil, fmt.Errorf("%w: level landlock cannot hide %s inside %s, which the tools may write: "+
-				"move it out (the run's output folder: --out outside the workspace) or run at level strict "+
-				"(Landlock grants by folder: hiding it would take %s itself from the tools)", ErrSandbox, h, folder, folder)
+				"%s, or run at level strict (Landlock grants by folder: hiding it would take %s itself from the tools)",
+				ErrSandbox, h, folder, fix, folder)
 		}
 	}
 	sb := &Sandbox{level: level}

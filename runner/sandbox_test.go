@@ -331,12 +331,21 @@ jobs:
 func TestRunRefusesAHiddenPathInAWritableFolder(t *testing.T) {
 	t.Parallel()
 	requireLevel(t, sandbox.LevelLandlock)
-	for name, mode := range map[string]string{"shared": "shared", "copy": "copy"} {
+	for name, mode := range map[string]string{"shared": "shared", "copy": "copy", "shared home": "shared"} {
 		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
 			spec := writeSpec(t, dir, "version: 1\ndefaults: {model: success, sandbox: {level: landlock}}\njobs:\n  - {id: one, prompt: Write the notes., workspace: {dir: ., mode: "+mode+"}}\n")
 			out := filepath.Join(dir, "out")
-			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+			hidden, fix := filepath.Join(out, runner.SessionsDir), "--out"
+			if name == "shared home" {
+				// The workspace is the tools' home, which holds a credential store,
+				// and the output folder is elsewhere.
+				hidden, fix = filepath.Join(dir, ".ssh"), "system read bit"
+				require.NoError(t, os.Mkdir(hidden, 0o700))
+				out = t.TempDir()
+			}
+			sum, err := newRunner(t, runner.Options{Out: out, Home: dir, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
 			require.NoError(t, err)
 			require.Len(t, sum.Sessions, 1)
 			row := sum.Sessions[0]
@@ -347,8 +356,8 @@ func TestRunRefusesAHiddenPathInAWritableFolder(t *testing.T) {
 			assert.Equal(t, protocol.StatusSandbox, row.Status, sum.Text())
 			require.NotNil(t, row.Error)
 			assert.Equal(t, protocol.ErrSandbox, row.Error.Kind)
-			assert.Contains(t, row.Error.Message, filepath.Join(out, runner.SessionsDir))
-			assert.Contains(t, row.Error.Message, "--out")
+			assert.Contains(t, row.Error.Message, hidden)
+			assert.Contains(t, row.Error.Message, fix)
 			assert.Zero(t, row.NumTurns, "the model was called")
 			assert.NoFileExists(t, filepath.Join(dir, "notes", "success.txt"), "a tool ran")
 		})
