@@ -98,18 +98,43 @@ var sensitiveHome = []string{
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the
 // credential stores in the home directory, plus extra (the runner's own state, such as
-// its output and home directories).
+// its output and home directories). Each is there also as the host resolves it, where
+// a symbolic link is on its way ($HOME a link, as /home is to /var/home on Fedora's
+// atomic desktops, or ~/.ssh a link to where the keys are): the sandbox hides paths,
+// and the tools may take either way. It must run on the host.
 func (s Spec) Hidden(extra ...string) []string {
-	if s.Mode.System.Has(PermRead) {
-		return slices.Clone(extra)
-	}
-	out := slices.Clone(maskedFiles)
-	if s.Home != "" && s.Home != "/" {
-		for _, h := range sensitiveHome {
-			out = append(out, filepath.Join(s.Home, h))
+	out := slices.Clone(extra)
+	if !s.Mode.System.Has(PermRead) {
+		out = append(slices.Clone(maskedFiles), extra...)
+		if s.Home != "" && s.Home != "/" {
+			for _, h := range sensitiveHome {
+				out = append(out, filepath.Join(s.Home, h))
+			}
 		}
 	}
-	return append(out, extra...)
+	for _, p := range slices.Clone(out) {
+		for _, r := range resolvedForms(p) {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// resolvedForms are the other paths that name p on the host: with the links of its
+// folder resolved, and p itself resolved where it is a link.
+func resolvedForms(p string) []string {
+	var out []string
+	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		if r := filepath.Join(dir, filepath.Base(p)); r != p {
+			out = append(out, r)
+		}
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+		out = append(out, r)
+	}
+	return out
 }
 
 // HiddenInWritable returns the first of hidden that exists inside a folder the tools

@@ -69,6 +69,8 @@ type options struct {
 	policy string   // the classifier's bash_mode; allPolicy when empty
 	allow  []string // the network allowlist; nil serves no proxy
 	home   string   // the home directory, in an external folder of its own; a new one when empty
+	// homeLink makes the home directory a symbolic link to a folder beside it.
+	homeLink bool
 	// onViolation hears of the connections the proxy refuses.
 	onViolation func(netproxy.Violation)
 }
@@ -183,6 +185,13 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	fx.home = filepath.Join(fx.root, "home")
 	if o.home != "" {
 		fx.home = o.home
+	}
+	if o.homeLink {
+		// $HOME is a link to the folder, as /home is to /var/home on Fedora's
+		// atomic desktops.
+		real := filepath.Join(fx.root, "var", "home")
+		require.NoError(t, os.MkdirAll(real, 0o755))
+		require.NoError(t, os.Symlink(real, fx.home))
 	}
 	fx.target = filepath.Join(fx.outside, "target.txt")
 	fx.sshSecret = "ssh-secret-" + randomHex(8)

@@ -2,10 +2,12 @@ package escape_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/stretchr/testify/require"
 )
 
 // pythonEnviron reads every process's environment it can.
@@ -74,6 +76,23 @@ func TestSecrets(t *testing.T) {
 		fx := newFixture(t, level, options{mode: "0467"})
 		fx.placeholders = append(fx.placeholders, "{SHADOW}", shadowLine(t))
 		runTable(t, fx, secretAttempts)
+	})
+}
+
+// TestSecretsThroughHomeLink tries the home directory's masked credential store where
+// $HOME is a symbolic link to the folder that holds it: by the link, and by the folder.
+func TestSecretsThroughHomeLink(t *testing.T) {
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0467", homeLink: true})
+		real, err := filepath.EvalSymlinks(fx.home)
+		require.NoError(t, err)
+		fx.placeholders = append(fx.placeholders, "{REALHOME}", real)
+		runTable(t, fx, []attempt{
+			{name: "cat ssh config by the link", cmd: "cat ~/.ssh/config; ls -a ~/.ssh", strict: true, landlock: true, off: true},
+			{name: "cat ssh config by the folder", cmd: "cat {REALHOME}/.ssh/config; ls -a {REALHOME}/.ssh", strict: true, landlock: true, off: true},
+			{name: "Read tool by the folder", tool: "Read", cmd: `{"path":"{REALHOME}/.ssh/config"}`, strict: true, landlock: true, off: true},
+			{name: "grep the folder", cmd: "grep -r Identity {REALHOME}", strict: true, landlock: true, off: true},
+		})
 	})
 }
 

@@ -1,0 +1,49 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestHiddenResolvesLinks: a hidden path whose folder is reached through a symbolic link,
+// or which is a link itself, is hidden by each name the host gives it.
+func TestHiddenResolvesLinks(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	real := filepath.Join(root, "var", "home")
+	keys := filepath.Join(root, "keys")
+	for _, d := range []string{real, keys} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	home := filepath.Join(root, "home")
+	require.NoError(t, os.Symlink(real, home))
+	require.NoError(t, os.Symlink(keys, filepath.Join(real, ".ssh")))
+	out := filepath.Join(root, "out")
+	require.NoError(t, os.Symlink(real, out))
+
+	for _, tc := range []struct {
+		name  string
+		mode  Mode
+		extra []string
+		want  []string
+	}{
+		{name: "the home's stores by the link, by the folder and where a store leads",
+			want: []string{filepath.Join(home, ".ssh"), filepath.Join(real, ".ssh"), keys, filepath.Join(real, ".aws")}},
+		{name: "the runner's own folder by the link", mode: Mode{System: PermRead}, extra: []string{filepath.Join(out, "sessions")},
+			want: []string{filepath.Join(out, "sessions"), filepath.Join(real, "sessions")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Spec{Mode: tc.mode, Home: home}.Hidden(tc.extra...)
+			for _, w := range tc.want {
+				assert.Contains(t, got, w)
+			}
+			if tc.mode.System.Has(PermRead) {
+				assert.NotContains(t, got, filepath.Join(real, ".ssh"), "the system read bit shows the stores")
+			}
+		})
+	}
+}
