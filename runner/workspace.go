@@ -26,6 +26,10 @@ type workspace struct {
 	// repository at once.
 	repo  string
 	gitMu *sync.Mutex
+	// gitDir is the worktree's own folder in the repository's git folder, read
+	// before the session ran: the runner's git names it rather than trusting the
+	// worktree's .git file, which the session may have rewritten.
+	gitDir string
 }
 
 // prepareWorkspace gives s its folder: the spec's folder itself (shared), a fresh copy
@@ -77,7 +81,27 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	return &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu}, nil
+	gitDir, err := worktreeGitDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	return &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir}, nil
+}
+
+// worktreeGitDir reads the git folder of the new worktree dir from its .git file.
+func worktreeGitDir(dir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return "", err
+	}
+	p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+	if !ok {
+		return "", fmt.Errorf("%s/.git names no git folder", dir)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	return filepath.EvalSymlinks(p)
 }
 
 // CheckWorkspaces checks, before any session starts, that the workspaces of sessions
@@ -122,8 +146,15 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 		return nil
 	}
 	ctx := context.Background()
-	if _, err := git(ctx, w.dir, "add", "-A"); err != nil {
-		return err
+	// A folder git cannot add (a repository the session made with git init and no
+	// commit, as cargo new and npm init leave) is left out of the patch, not the rest.
+	var partial error
+	if _, err := w.git(ctx, "add", "-A", "--ignore-errors"); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+			return err
+		}
+		partial = fmt.Errorf("workspace: %s leaves out what git could not add: %w", PatchFile, err)
 	}
 	args := []string{"diff", "--cached", "--binary", "HEAD"}
 	if files.Secrets() {
@@ -131,7 +162,7 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 		// the patch says only that a binary file differs.
 		args = []string{"diff", "--cached", "HEAD"}
 	}
-	diff, err := git(ctx, w.dir, args...)
+	diff, err := w.git(ctx, args...)
 	if err != nil {
 		return err
 	}
@@ -139,10 +170,31 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 	if err := files.WriteFile(filepath.Join(sessionDir, PatchFile), diff, false); err != nil {
 		return err
 	}
+	// The folder goes first, then the repository forgets it: git worktree remove
+	// would read the folder's .git file.
+	if err := os.RemoveAll(w.dir); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
 	w.gitMu.Lock()
 	defer w.gitMu.Unlock()
-	_, err = git(ctx, w.repo, "worktree", "remove", "--force", w.dir)
-	return err
+	if _, err := git(ctx, w.repo, "worktree", "prune"); err != nil {
+		return err
+	}
+	return partial
+}
+
+// sessionGit are the settings under which the runner's git reads a worktree the session
+// had in its hands: no fsmonitor hook, hooks or untracked cache of any config, and no
+// walk into the session's nested repositories.
+var sessionGit = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+	"-c", "core.untrackedCache=false", "-c", "diff.submodule=short", "-c", "status.submoduleSummary=false"}
+
+// git runs a git command on the worktree w, unconfined, so with the git folder the
+// runner made for it (not whatever the worktree's .git file names now) and sessionGit:
+// the session wrote every file of the worktree, and no command of its may run here.
+func (w *workspace) git(ctx context.Context, args ...string) ([]byte, error) {
+	full := append([]string{"--git-dir=" + w.gitDir, "--work-tree=" + w.dir}, sessionGit...)
+	return git(ctx, w.dir, append(full, args...)...)
 }
 
 // git runs a git command in dir and returns its stdout.

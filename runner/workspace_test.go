@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrun/agentrun/transport/scripted"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -171,4 +173,74 @@ func TestWorkspaceRefusedBeforeAnyStart(t *testing.T) {
 			assert.NoDirExists(t, out)
 		})
 	}
+}
+
+// gitEscapeScript points the worktree's .git at a repository of the session's own,
+// whose config has a clean filter for every file and an fsmonitor hook, and makes a
+// nested repository configured alike; each marks its runs in a file beside the
+// workspaces folder: outside the session's workspace,
+// where its tools cannot write. The runner's git add, which saves the session's
+// changes, must not run it.
+const gitEscapeScript = `steps:
+  - tool_calls:
+      - name: Write
+        input: {path: .git, content: "gitdir: fake\n"}
+      - name: Write
+        input: {path: fake/HEAD, content: "ref: refs/heads/main\n"}
+      - name: Write
+        input: {path: fake/config, content: "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = \"touch ../../escaped-fsmonitor.txt; false\"\n[filter \"x\"]\n\tclean = \"touch ../../escaped.txt; cat\"\n"}
+      - name: Write
+        input: {path: fake/objects/keep, content: ""}
+      - name: Write
+        input: {path: fake/refs/heads/keep, content: ""}
+      - name: Write
+        input: {path: .gitattributes, content: "* filter=x\n"}
+      - name: Write
+        input: {path: sub/.git/HEAD, content: "ref: refs/heads/main\n"}
+      - name: Write
+        input: {path: sub/.git/config, content: "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch ../../../escaped-nested.txt; false\"\n[filter \"x\"]\n\tclean = \"touch ../../../escaped-nested.txt; cat\"\n"}
+      - name: Write
+        input: {path: sub/.git/objects/keep, content: ""}
+      - name: Write
+        input: {path: sub/.git/refs/heads/keep, content: ""}
+      - name: Write
+        input: {path: sub/file.txt, content: "nested\n"}
+  - text: "Done."
+`
+
+// TestWorktreeRunsNoConfigOfTheSession runs a worktree session that makes its
+// worktree's .git name a repository of its own, configured to run commands (a clean
+// filter, an fsmonitor hook): the runner's git commands on the worktree, which run
+// unconfined, must not run them.
+func TestWorktreeRunsNoConfigOfTheSession(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git(t, dir, "init", "-q")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "start")
+	s, err := scripted.ParseScript("gitescape", []byte(gitEscapeScript))
+	require.NoError(t, err)
+	scripts := loadScripts(t)
+	scripts["gitescape"] = s
+	out := filepath.Join(t.TempDir(), "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts)}).
+		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Write], workspace: {mode: worktree}}\njobs:\n  - {id: ws, model: gitescape, prompt: Change it.}\n"))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 1)
+	for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "ws", runner.StreamFile), false) {
+		if m.Kind == protocol.KindToolResult {
+			require.False(t, m.Result.IsError, "a Write failed, so the test proves nothing: %s", m.Result.Content)
+		}
+	}
+	assert.NoFileExists(t, filepath.Join(out, "escaped.txt"), "ESCAPE: the runner's git ran the session's clean filter")
+	assert.NoFileExists(t, filepath.Join(out, "escaped-fsmonitor.txt"), "ESCAPE: the runner's git ran the session's fsmonitor hook")
+	assert.NoFileExists(t, filepath.Join(out, "escaped-nested.txt"), "ESCAPE: the runner's git ran a nested repository's config")
+	patch := readFile(t, filepath.Join(out, runner.SessionsDir, "ws", runner.PatchFile))
+	assert.Contains(t, patch, "b/fake/config", "the session's changes are saved all the same")
+	assert.NoDirExists(t, filepath.Join(out, runner.WorkspacesDir, "ws"), "the worktree is removed")
+	assert.Equal(t, 1, strings.Count(git(t, dir, "worktree", "list", "--porcelain"), "worktree "), "the repository forgot the worktree")
 }
