@@ -237,6 +237,7 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 
 	// No tool may see the artifacts of the run's sessions.
 	st := r.newRunState(spec, plan, runLogBuf, filepath.Join(absOr(r.opts.Out), SessionsDir))
+	st.outDir = absOr(r.opts.Out)
 	st.results = make([]*protocol.Result, len(plan.Run))
 	if len(plan.Resolved) == len(plan.Run) {
 		st.resolved = make(map[string]ProviderInfo, len(plan.Run))
@@ -332,6 +333,9 @@ type runState struct {
 	resolved map[string]ProviderInfo
 	// sessionsDir is the folder of the sessions' artifacts, which no tool may see.
 	sessionsDir string
+	// outDir is the run's output folder (empty in RunSession), which no tool may see
+	// either where its workspace is not inside it (see openSandbox).
+	outDir string
 	// one configures the session of RunSession; it is zero in a run of a spec.
 	one SessionOptions
 	// spawner starts the sessions' workers of level strict in a run of a spec (nil in

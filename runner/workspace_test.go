@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
 
 	"github.com/stretchr/testify/assert"
@@ -243,4 +244,34 @@ func TestWorktreeRunsNoConfigOfTheSession(t *testing.T) {
 	assert.Contains(t, patch, "b/fake/config", "the session's changes are saved all the same")
 	assert.NoDirExists(t, filepath.Join(out, runner.WorkspacesDir, "ws"), "the worktree is removed")
 	assert.Equal(t, 1, strings.Count(git(t, dir, "worktree", "list", "--porcelain"), "worktree "), "the repository forgot the worktree")
+}
+
+// TestSharedWorkspaceKeepsTheOutputFolder runs a session in a shared workspace that
+// holds the run's output folder, at level strict, whose tools try to move the folder
+// aside and leave a link to another one in its place: the runner must still write its
+// reports where it was told, and nothing into the folder the link names.
+func TestSharedWorkspaceKeepsTheOutputFolder(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelStrict)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	elsewhere := t.TempDir()
+	s, err := scripted.ParseScript("swap", []byte(`steps:
+  - tool_calls: [{name: Bash, input: {command: "ls -a; mv out moved; ln -s `+elsewhere+` out; ls -la"}}]
+  - text: "Moved it."
+`))
+	require.NoError(t, err)
+	scripts := loadScripts(t)
+	scripts["swap"] = s
+	out := filepath.Join(dir, "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Bash], bash_mode: \"0707\", sandbox: {level: strict}, workspace: {mode: shared}}\njobs:\n  - {id: ws, model: swap, prompt: Move it.}\n"))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 1)
+	entries, err := os.ReadDir(elsewhere)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "ESCAPE: the runner wrote into the folder the session's link named")
+	assert.FileExists(t, filepath.Join(out, runner.SummaryFile), "the summary is where the run was told to write it")
+	assert.NoDirExists(t, filepath.Join(dir, "moved"), "the tools moved the output folder")
+	t.Log(readFile(t, filepath.Join(out, runner.SessionsDir, "ws", runner.TranscriptFile)))
 }
