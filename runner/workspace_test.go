@@ -110,17 +110,26 @@ func git(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
-func TestWorkspaceWorktree(t *testing.T) {
-	t.Parallel()
+// newRepo is a git repository with one commit of hello.txt and the files of more.
+func newRepo(t *testing.T, more map[string]string) string {
+	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
 	dir := t.TempDir()
 	git(t, dir, "init", "-q")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "jobs.yaml"), []byte(workspaceSpec("worktree")), 0o644))
+	for name, content := range more {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
 	git(t, dir, "add", "-A")
 	git(t, dir, "commit", "-q", "-m", "start")
+	return dir
+}
+
+func TestWorkspaceWorktree(t *testing.T) {
+	t.Parallel()
+	dir := newRepo(t, map[string]string{"jobs.yaml": workspaceSpec("worktree")})
 	out := filepath.Join(t.TempDir(), "out")
 	sum := runWorkspace(t, dir, out, "worktree")
 
@@ -215,14 +224,7 @@ const gitEscapeScript = `steps:
 // unconfined, must not run them.
 func TestWorktreeRunsNoConfigOfTheSession(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-	dir := t.TempDir()
-	git(t, dir, "init", "-q")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hello world\n"), 0o644))
-	git(t, dir, "add", "-A")
-	git(t, dir, "commit", "-q", "-m", "start")
+	dir := newRepo(t, nil)
 	s, err := scripted.ParseScript("gitescape", []byte(gitEscapeScript))
 	require.NoError(t, err)
 	scripts := loadScripts(t)
