@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -138,14 +137,7 @@ func carve(path string, hidden []string, allow func(p string, dir bool)) {
 	if err != nil || fi.Mode()&os.ModeSymlink != 0 {
 		return
 	}
-	below := false
-	for _, h := range hidden {
-		if (strings.HasPrefix(h, path+"/") || (path == "/" && h != "/")) && exists(h) {
-			below = true
-			break
-		}
-	}
-	if !below || !fi.IsDir() {
+	if _, below := existingBelow(path, hidden); !below || !fi.IsDir() {
 		allow(path, fi.IsDir())
 		return
 	}

@@ -103,16 +103,17 @@ var sensitiveHome = []string{
 // atomic desktops, or ~/.ssh a link to where the keys are): the sandbox hides paths,
 // and the tools may take either way. It must run on the host.
 func (s Spec) Hidden(extra ...string) []string {
-	out := slices.Clone(extra)
+	var out []string
 	if !s.Mode.System.Has(PermRead) {
-		out = append(slices.Clone(maskedFiles), extra...)
+		out = slices.Clone(maskedFiles)
 		if s.Home != "" && s.Home != "/" {
 			for _, h := range sensitiveHome {
 				out = append(out, filepath.Join(s.Home, h))
 			}
 		}
 	}
-	for _, p := range slices.Clone(out) {
+	out = append(out, extra...)
+	for _, p := range out { // the forms appended here are not ranged over again
 		for _, r := range resolvedForms(p) {
 			if !slices.Contains(out, r) {
 				out = append(out, r)
@@ -147,13 +148,23 @@ func (s Spec) HiddenInWritable(hidden []string) (path, folder string, ok bool) {
 		if !b.Write {
 			continue
 		}
-		for _, h := range hidden {
-			if strings.HasPrefix(h, b.Path+"/") && exists(h) {
-				return h, b.Path, true
-			}
+		if h, ok := existingBelow(b.Path, hidden); ok {
+			return h, b.Path, true
 		}
 	}
 	return "", "", false
+}
+
+// existingBelow returns the first of hidden that lies below folder dir (not dir
+// itself) and exists.
+func existingBelow(dir string, hidden []string) (string, bool) {
+	for _, h := range hidden {
+		below := strings.HasPrefix(h, dir+"/") || (dir == "/" && h != "/")
+		if below && exists(h) {
+			return h, true
+		}
+	}
+	return "", false
 }
 
 // exists reports whether path is there (a link counts, wherever it leads).
