@@ -38,7 +38,6 @@ type hider struct {
 // hide masks hidden in the new root that binds made.
 func (h *hider) hide(binds []Bind, hidden []string) error {
 	names := map[string][]string{} // folder → the hidden names in it
-	exec := map[string]bool{}
 	var dirs []string
 	for _, p := range hidden {
 		b, ok := bindOf(binds, p)
@@ -53,12 +52,12 @@ func (h *hider) hide(binds []Bind, hidden []string) error {
 			dirs = append(dirs, d)
 		}
 		names[d] = append(names[d], filepath.Base(p))
-		exec[d] = b.Exec
 	}
 	// Parents first: a folder inside one already hidden in is reached through it.
 	slices.SortStableFunc(dirs, func(x, y string) int { return strings.Count(x, "/") - strings.Count(y, "/") })
 	for _, d := range dirs {
-		if err := h.hideIn(h.root+d, names[d], exec[d]); err != nil {
+		b, _ := bindOf(binds, d) // the bind of the hidden paths in d
+		if err := h.hideIn(h.root+d, names[d], b.Exec); err != nil {
 			return fmt.Errorf("hide in %s: %w", d, err)
 		}
 	}
@@ -68,18 +67,20 @@ func (h *hider) hide(binds []Bind, hidden []string) error {
 // hideIn hides names in folder dst of the new root: by an overlay where the kernel
 // mounts one, else by rebuilding the folder.
 func (h *hider) hideIn(dst string, names []string, exec bool) error {
-	if fi, err := os.Lstat(dst); err != nil || !fi.IsDir() {
+	fi, err := os.Lstat(dst)
+	if err != nil || !fi.IsDir() {
 		return nil // not visible in the sandbox, nothing to hide
 	}
+	mode := fi.Mode().Perm()
 	if !h.noOverlay {
-		err := h.overlay(dst, names, exec)
+		err := h.overlay(dst, mode, names, exec)
 		if !errors.Is(err, errNoOverlay) {
 			return err
 		}
 		// Nothing was mounted on dst: rebuild it, and the folders after it.
 		h.noOverlay = true
 	}
-	return h.rebuild(dst, names)
+	return h.rebuild(dst, mode, names)
 }
 
 // bindOf is the bind that makes path visible: the deepest one at or above it.
@@ -111,14 +112,10 @@ func (h *hider) view(dst string) (string, error) {
 	return v, nil
 }
 
-// overlay mounts a read-only overlay on folder dst: its top layer a tmpfs holding a
-// whiteout for each of names, below it dst as it was. The mounts that were below dst
-// are bound again on top, since an overlay shows the files of its layers only.
-func (h *hider) overlay(dst string, names []string, exec bool) error {
-	fi, err := os.Lstat(dst)
-	if err != nil {
-		return err
-	}
+// overlay mounts a read-only overlay of mode on folder dst: its top layer a tmpfs
+// holding a whiteout for each of names, below it dst as it was. The mounts that were
+// below dst are bound again on top, since an overlay shows the files of its layers only.
+func (h *hider) overlay(dst string, mode os.FileMode, names []string, exec bool) error {
 	below, err := mountsUnder(h.mountinfo, dst)
 	if err != nil {
 		return err
@@ -127,7 +124,7 @@ func (h *hider) overlay(dst string, names []string, exec bool) error {
 	if err != nil {
 		return err
 	}
-	top, err := h.topLayer(filepath.Base(view), fi.Mode().Perm())
+	top, err := h.topLayer(filepath.Base(view), mode)
 	if err != nil {
 		return err
 	}
@@ -186,15 +183,11 @@ func whiteout(top, name string) error {
 	return nil
 }
 
-// rebuild replaces folder dst of the new root with a read-only tmpfs that holds dst's
-// entries as they are at this moment, each bound from the folder (so with its mounts
-// and their flags), but the hidden names. Entries the host makes later do not appear;
-// one the host replaces leaves the empty entry its bind was on.
-func (h *hider) rebuild(dst string, hidden []string) error {
-	fi, err := os.Lstat(dst)
-	if err != nil || !fi.IsDir() {
-		return nil // not visible in the sandbox, nothing to hide
-	}
+// rebuild replaces folder dst of the new root with a read-only tmpfs of mode that holds
+// dst's entries as they are at this moment, each bound from the folder (so with its
+// mounts and their flags), but the hidden names. Entries the host makes later do not
+// appear; one the host replaces leaves the empty entry its bind was on.
+func (h *hider) rebuild(dst string, mode os.FileMode, hidden []string) error {
 	view, err := h.view(dst)
 	if err != nil {
 		return err
@@ -203,7 +196,7 @@ func (h *hider) rebuild(dst string, hidden []string) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", dst, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=%o", fi.Mode().Perm())); err != nil {
+	if err := unix.Mount("tmpfs", dst, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=%o", mode)); err != nil {
 		return fmt.Errorf("tmpfs: %w", err)
 	}
 	for _, e := range entries {
@@ -220,10 +213,7 @@ func (h *hider) rebuild(dst string, hidden []string) error {
 			return fmt.Errorf("%s: %w", e.Name(), err)
 		}
 	}
-	if err := unix.Mount("", dst, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		return fmt.Errorf("read-only: %w", err)
-	}
-	return nil
+	return remount([]string{dst}, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV)
 }
 
 // copyLink makes at a symbolic link to where src leads (resolved in the sandbox, as

@@ -41,9 +41,9 @@ func hideChild() int {
 	var err error
 	switch how {
 	case "overlay":
-		err = h.overlay(d, []string{"secret.txt"}, false)
+		err = h.overlay(d, 0o755, []string{"secret.txt"}, false)
 	case "rebuild":
-		err = h.rebuild(d, []string{"secret.txt"})
+		err = h.rebuild(d, 0o755, []string{"secret.txt"})
 	default:
 		err = fmt.Errorf("HIDE_HOW %q", how)
 	}
