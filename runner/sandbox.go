@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/pathname"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sandbox/netproxy"
@@ -264,7 +265,7 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	hidden := []string{st.sessionsDir}
-	if st.outDir != "" && !within(resolved(workdir), resolved(st.outDir)) {
+	if st.outDir != "" && !pathname.Within(pathname.Real(st.outDir), pathname.Real(workdir)) {
 		// A shared workspace that holds the output folder: its tools could move the
 		// folder and leave a link to another in its place, and the runner would write
 		// its reports there. Hidden, the folder is a mount they cannot move.
@@ -406,17 +407,4 @@ func (st *runState) violation(arts *artifacts, s jobs.Session, v netproxy.Violat
 func writeViolation(s agent.Sink, v netproxy.Violation) error {
 	return s.Write(protocol.Message{Kind: protocol.KindSandboxViolation,
 		Violation: &protocol.Violation{Kind: v.Kind, Target: v.Target}})
-}
-
-// resolved is p with its symbolic links resolved, or p where it cannot be.
-func resolved(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return p
-}
-
-// within reports whether path is dir or lies below it.
-func within(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
