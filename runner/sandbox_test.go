@@ -109,9 +109,7 @@ jobs:
 	require.Len(t, sum.Sessions, 1)
 	assert.Equal(t, 1, sum.Totals.Failed, sum.Text())
 	var res protocol.Result
-	b, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "one", runner.ResultFile))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &res))
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(out, runner.SessionsDir, "one", runner.ResultFile))), &res))
 	assert.Equal(t, protocol.StatusSandbox, res.Status)
 	require.NotNil(t, res.Error)
 	assert.Equal(t, protocol.ErrSandbox, res.Error.Kind)
@@ -168,16 +166,12 @@ jobs:
 	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
 	assert.FileExists(t, filepath.Join(out, runner.WorkspacesDir, "one", "notes", "success.txt"), "the worker wrote it")
 	var res protocol.Result
-	b, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "one", runner.ResultFile))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &res))
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(out, runner.SessionsDir, "one", runner.ResultFile))), &res))
 	require.NotNil(t, res.Sandbox)
 	assert.Equal(t, "strict", res.Sandbox.Level)
 	assert.Subset(t, res.Sandbox.Layers, []string{"userns", "mountns", "pidns", "netns", "landlock", "seccomp", "no_new_privs"})
-	stream, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "one", runner.StreamFile))
-	require.NoError(t, err)
-	first, _, _ := bytes.Cut(stream, []byte("\n"))
-	assert.Contains(t, string(first), `"sandbox":{"level":"strict"`)
+	first, _, _ := strings.Cut(readFile(t, filepath.Join(out, runner.SessionsDir, "one", runner.StreamFile)), "\n")
+	assert.Contains(t, first, `"sandbox":{"level":"strict"`)
 	assert.Equal(t, "strict", sum.Sessions[0].Sandbox)
 	assert.NotContains(t, sum.Markdown(), "Sandbox off")
 }
@@ -198,9 +192,7 @@ jobs:
 		GitHub: &runner.GitHub{Log: &log}}).Run(context.Background(), spec)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Totals.Passed, sum.Text())
-	md, err := os.ReadFile(filepath.Join(out, runner.SummaryMDFile))
-	require.NoError(t, err)
-	assert.Contains(t, string(md), "> **⚠ Sandbox off: 1 session ran its tools without kernel confinement")
+	assert.Contains(t, readFile(t, filepath.Join(out, runner.SummaryMDFile)), "> **⚠ Sandbox off: 1 session ran its tools without kernel confinement")
 	assert.Equal(t, []string{"Sandbox off: 1 session ran its tools without kernel confinement (sandbox.level: off)."}, sum.Warnings)
 	assert.Contains(t, log.String(), "::warning title=agentrun%3A warning::Sandbox off: 1 session ran")
 }
@@ -252,10 +244,9 @@ jobs:
 			require.Equal(t, 1, sum.Totals.Passed, sum.Text())
 			assert.Zero(t, hits.Load(), "the request never reached the server")
 			assert.NoFileExists(t, filepath.Join(out, runner.WorkspacesDir, "probe", "fetched.txt"))
-			events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "probe", runner.EventsFile))
-			require.NoError(t, err)
+			events := readFile(t, filepath.Join(out, runner.SessionsDir, "probe", runner.EventsFile))
 			if tc.proxySeen {
-				assert.Contains(t, string(events), "403", "the model sees the proxy's refusal")
+				assert.Contains(t, events, "403", "the model sees the proxy's refusal")
 			}
 			assertDenied(t, events, `"target":"`+strings.TrimPrefix(url, "http://")+`"`)
 		})
@@ -264,9 +255,9 @@ jobs:
 
 // assertDenied checks that events (an events.jsonl) holds a network_denied
 // sandbox_violation whose line has target in it.
-func assertDenied(t *testing.T, events []byte, target string) {
+func assertDenied(t *testing.T, events, target string) {
 	t.Helper()
-	for line := range strings.Lines(string(events)) {
+	for line := range strings.Lines(events) {
 		if strings.Contains(line, `"type":"sandbox_violation"`) && strings.Contains(line, target) {
 			assert.Contains(t, line, `"kind":"network_denied"`)
 			return
@@ -317,9 +308,8 @@ jobs:
 	require.Equal(t, 2, sum.Totals.Passed, sum.Text())
 	assert.Zero(t, hits.Load(), "the peer's allowlisted server was reached through the chainer's proxy")
 	assert.NoFileExists(t, filepath.Join(out, runner.WorkspacesDir, "chainer", "fetched.txt"))
-	events, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "chainer", runner.EventsFile))
-	require.NoError(t, err)
-	assert.Contains(t, string(events), "hop 1: HTTP/1.1 403", "the chainer's proxy refused the first hop")
+	events := readFile(t, filepath.Join(out, runner.SessionsDir, "chainer", runner.EventsFile))
+	assert.Contains(t, events, "hop 1: HTTP/1.1 403", "the chainer's proxy refused the first hop")
 	assertDenied(t, events, `"target":"127.0.0.1:`)
 }
 
