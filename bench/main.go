@@ -205,12 +205,12 @@ func main() {
 			cache[key] = out
 		}
 		v, found := metric(out, f.unit, f.line)
-		if reason, ok := skipped(out); !found && ok {
-			fmt.Printf("| %s | skipped: %s | %s | failed |\n", f.what, reason, f.target)
-			failed = true
-			continue
-		}
 		if !found {
+			if reason, ok := skipped(out); ok {
+				fmt.Printf("| %s | skipped: %s | %s | failed |\n", f.what, reason, f.target)
+				failed = true
+				continue
+			}
 			if out != "" {
 				fmt.Fprintf(os.Stderr, "%s: no %q in the output of %s:\n%s", f.what, f.unit, key, out)
 			}
