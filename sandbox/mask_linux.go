@@ -24,15 +24,18 @@ import (
 //
 // In a writable bind the folder stays the host's, so that what the tools create in it
 // reaches the host, and each hidden path that exists gets a mount of its own (mask);
-// there a host process that replaces the hidden file lifts its mask.
+// there a host process that replaces the hidden file lifts its mask. The folders on
+// the way to it from the bind are pinned (pinTo), so the tools can move neither the
+// mask nor a folder that leads to it.
 type hider struct {
-	root      string // where the new root is assembled (/newroot)
-	stage     string // a folder of the setup's own root, never seen by the sandbox
-	devNull   string // the host's /dev/null
-	mountinfo string // this process's mountinfo
-	staged    int    // folders staged so far
-	noOverlay bool   // the kernel refused an overlay once: rebuild the rest
-	tops      string // the tmpfs of the overlays' top layers, once mounted
+	root      string          // where the new root is assembled (/newroot)
+	stage     string          // a folder of the setup's own root, never seen by the sandbox
+	devNull   string          // the host's /dev/null
+	mountinfo string          // this process's mountinfo
+	staged    int             // folders staged so far
+	noOverlay bool            // the kernel refused an overlay once: rebuild the rest
+	tops      string          // the tmpfs of the overlays' top layers, once mounted
+	pinned    map[string]bool // folders of writable binds pinned so far (pinTo)
 }
 
 // hide masks hidden in the new root that binds made.
@@ -42,6 +45,11 @@ func (h *hider) hide(binds []Bind, hidden []string) error {
 	for _, p := range hidden {
 		b, ok := bindOf(binds, p)
 		if !ok || b.Write || b.Path == p {
+			if ok && b.Write {
+				if err := h.pinTo(b.Path, p); err != nil {
+					return err
+				}
+			}
 			if err := h.mask(p); err != nil {
 				return err
 			}
@@ -81,18 +89,6 @@ func (h *hider) hideIn(dst string, names []string, exec bool) error {
 		h.noOverlay = true
 	}
 	return h.rebuild(dst, mode, names)
-}
-
-// bindOf is the bind that makes path visible: the deepest one at or above it.
-func bindOf(binds []Bind, path string) (Bind, bool) {
-	var best Bind
-	found := false
-	for _, b := range binds {
-		if (path == b.Path || strings.HasPrefix(path, b.Path+"/")) && (!found || len(b.Path) > len(best.Path)) {
-			best, found = b, true
-		}
-	}
-	return best, found
 }
 
 // errNoOverlay says the kernel mounted no overlay: nothing was changed.
@@ -295,4 +291,39 @@ func (h *hider) maskOnce(dst string, fi os.FileInfo) error {
 		return err
 	}
 	return remount([]string{dst}, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)
+}
+
+// pinTo pins each folder between writable bind folder (itself a mount) and hidden path
+// p below it: a bind of the folder on itself, which the tools can neither rename nor
+// remove (EBUSY), as they cannot a mask. Otherwise they could move a folder on the way
+// aside, the mask with it, and put another folder or a link in its place: a host
+// process that then writes p (the runner its reports to its output folder, a tool its
+// credentials) would write it where the tools can read it, or where the link leads.
+// Folders are pinned parents first, each once; the pin is recursive, so that the masks
+// and binds already below a folder stay in force. A link on the way is left as it is:
+// the path it leads to is hidden (and pinned) in its own right (Spec.Hidden).
+func (h *hider) pinTo(folder, p string) error {
+	rel, err := filepath.Rel(folder, filepath.Dir(p))
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return nil // p is directly in folder, or not below it
+	}
+	d := folder
+	for _, name := range strings.Split(rel, "/") {
+		d = filepath.Join(d, name)
+		if h.pinned[d] {
+			continue
+		}
+		dst := h.root + d
+		if fi, err := os.Lstat(dst); err != nil || !fi.IsDir() {
+			return nil // absent, or a link: nothing further to pin
+		}
+		if err := unix.Mount(dst, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("pin %s: %w", d, err)
+		}
+		if h.pinned == nil {
+			h.pinned = map[string]bool{}
+		}
+		h.pinned[d] = true
+	}
+	return nil
 }

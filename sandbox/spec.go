@@ -235,6 +235,25 @@ func (s Spec) Binds() []Bind {
 	return b
 }
 
+// Writes reports whether the tools may write host path p: whether the bind that makes
+// it visible is writable.
+func (s Spec) Writes(p string) bool {
+	b, ok := bindOf(s.Binds(), p)
+	return ok && b.Write
+}
+
+// bindOf is the bind that makes path visible: the deepest one at or above it.
+func bindOf(binds []Bind, path string) (Bind, bool) {
+	var best Bind
+	found := false
+	for _, b := range binds {
+		if (path == b.Path || strings.HasPrefix(path, b.Path+"/")) && (!found || len(b.Path) > len(best.Path)) {
+			best, found = b, true
+		}
+	}
+	return best, found
+}
+
 // ExternalDirs lists the host's top-level directories that belong to no other scope:
 // the external scope of a bash_mode, such as /home, /opt and /work.
 func ExternalDirs() []string {

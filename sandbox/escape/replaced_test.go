@@ -117,3 +117,32 @@ func TestMaskRacesHostReplace(t *testing.T) {
 		})
 	}
 }
+
+// TestMaskStaysOnItsWay: in a writable home, the tools move aside the folder that holds
+// a masked credential store (~/.config, holding ~/.config/gh), and the mask goes with
+// it; then the host's gh logs in again and writes its store at the old path, where no
+// mask is. The tools must see neither store: the folders on the way to a mask cannot be
+// moved.
+func TestMaskStaysOnItsWay(t *testing.T) {
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0667"})
+		hosts := filepath.Join(fx.home, ".config", "gh", "hosts.yml")
+		old, fresh := "gho_old"+randomHex(8), "gho_new"+randomHex(8)
+		require.NoError(t, os.MkdirAll(filepath.Dir(hosts), 0o700))
+		writeFile(t, hosts, "github.com:\n  oauth_token: "+old+"\n")
+		before := fx.bash(t, "mv ~/.config ~/moved-config; ls -a ~; cat ~/notes.txt", 20).Content
+		assert.Contains(t, before, fx.notes, "the home directory is not visible: the test proves nothing")
+		// The host writes the store where it keeps it, as gh auth login would.
+		require.NoError(t, os.MkdirAll(filepath.Dir(hosts), 0o700))
+		writeFile(t, hosts, "github.com:\n  oauth_token: "+fresh+"\n")
+		after := fx.bash(t, "cat ~/.config/gh/hosts.yml; grep -r oauth_token ~ 2>/dev/null", 20).Content
+		held, what := true, ""
+		switch {
+		case strings.Contains(before+after, old):
+			held, what = false, "the output holds the masked store"
+		case strings.Contains(after, fresh):
+			held, what = false, "the output holds the store the host wrote after the tools moved its folder"
+		}
+		fx.judge(t, attempt{name: "moved ~/.config", strict: true, landlock: true, off: true}, held, what, before+after)
+	})
+}
