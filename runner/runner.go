@@ -23,6 +23,7 @@ import (
 	"github.com/agentrun/agentrun/agent"
 	"github.com/agentrun/agentrun/agent/tools"
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/pathname"
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/sandbox/netproxy"
@@ -203,6 +204,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	if err := os.MkdirAll(r.opts.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	// The run names its output folder by its real path from here on: a link on the way
+	// to it, which the tools may be able to replace, leads its later writes nowhere else.
+	r.opts.Out = pathname.Real(absOr(r.opts.Out))
 	lock, err := acquireLock(r.opts.Out)
 	if err != nil {
 		return nil, err

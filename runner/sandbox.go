@@ -142,6 +142,9 @@ type sandboxRequest struct {
 	ToolTimeout time.Duration
 	// Hidden are more host paths no tool may see.
 	Hidden []string
+	// Out is the run's output folder (empty in RunSession), hidden as a whole where
+	// the tools may write the folder that holds it (see newSandbox).
+	Out string
 }
 
 // Sandbox is one session attempt's worker and, when its network is open, the proxy
@@ -194,6 +197,14 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 		}
 	}
 	own := append(slices.Clone(req.Hidden), opts.Hidden...) // the runner's state
+	if req.Out != "" && (spec.Writes(req.Out) || spec.Writes(pathname.Real(req.Out))) {
+		// A folder the tools may write holds the output folder (a shared workspace, a
+		// writable path): they could move the folder, or one on its way, and leave a
+		// link to another in its place, and the runner would write its reports there.
+		// Hidden, the folder is a mount they cannot move, and those on its way are
+		// pinned (level strict; level landlock refuses, below).
+		own = append(own, req.Out)
+	}
 	hidden := spec.Hidden(own...)
 	if level == sandbox.LevelLandlock {
 		if h, folder, ok := spec.HiddenInWritable(hidden); ok {
@@ -265,19 +276,13 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	hidden := []string{st.sessionsDir}
-	if st.outDir != "" && !pathname.Within(pathname.Real(st.outDir), pathname.Real(workdir)) {
-		// A shared workspace that holds the output folder: its tools could move the
-		// folder and leave a link to another in its place, and the runner would write
-		// its reports there. Hidden, the folder is a mount they cannot move.
-		hidden = append(hidden, st.outDir)
-	}
 	if o.InstructionHome != "" {
 		hidden = append(hidden, absOr(o.InstructionHome))
 	}
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
-		Hidden: hidden}
+		Hidden: hidden, Out: st.outDir}
 	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation, setupFailed)
 	if err == nil && st.spawner != nil {
 		sb.client.SetSpawner(st.spawner)

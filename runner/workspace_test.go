@@ -248,32 +248,79 @@ func TestWorktreeRunsNoConfigOfTheSession(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(git(t, dir, "worktree", "list", "--porcelain"), "worktree "), "the repository forgot the worktree")
 }
 
-// TestSharedWorkspaceKeepsTheOutputFolder runs a session in a shared workspace that
-// holds the run's output folder, at level strict, whose tools try to move the folder
-// aside and leave a link to another one in its place: the runner must still write its
-// reports where it was told, and nothing into the folder the link names.
-func TestSharedWorkspaceKeepsTheOutputFolder(t *testing.T) {
+// TestToolsKeepTheOutputFolder: where the tools may write the folder that holds the
+// run's output folder, they must not be able to move it, or a folder on its way, and
+// leave a link to another in its place: the runner, unconfined, would write its reports
+// and later sessions' files where the link led. Each case moves one folder aside (or a
+// link the user made on the way) and links elsewhere in its place; nothing may land
+// there.
+func TestToolsKeepTheOutputFolder(t *testing.T) {
 	t.Parallel()
 	requireLevel(t, sandbox.LevelStrict)
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	elsewhere := t.TempDir()
-	s, err := scripted.ParseScript("swap", []byte(`steps:
-  - tool_calls: [{name: Bash, input: {command: "ls -a; mv out moved; ln -s `+elsewhere+` out; ls -la"}}]
+	for _, tc := range []struct {
+		name string
+		out  string // the output folder, below the test's folder
+		move string // the folder the tools move, below the folder they write
+		// writable is the sandbox's writable folder, below the test's folder; empty
+		// for a shared workspace, the test's folder.
+		writable string
+		link     string // where the first folder of out is a link to, in the test's folder
+	}{
+		{name: "workspace holds it", out: "out", move: "out"},
+		{name: "a folder of the workspace holds it", out: "a/b/out", move: "a"},
+		{name: "its parent in the workspace", out: "a/b/out", move: "a/b"},
+		{name: "a writable folder holds it", out: "w/out", move: "out", writable: "w"},
+		{name: "a folder of a writable folder holds it", out: "w/runs/out", move: "runs", writable: "w"},
+		{name: "through a link in the workspace", out: "l/out", move: "l", link: "real"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			elsewhere := t.TempDir()
+			writes := dir
+			settings := "workspace: {mode: shared}, sandbox: {level: strict}"
+			if tc.writable != "" {
+				writes = filepath.Join(dir, tc.writable)
+				settings = `sandbox: {level: strict, writable: ["` + writes + `"]}`
+			}
+			out, real := filepath.Join(dir, tc.out), filepath.Join(dir, tc.out) // real: out's links resolved
+			if tc.link != "" {
+				first, rest, _ := strings.Cut(tc.out, "/")
+				require.NoError(t, os.Mkdir(filepath.Join(dir, tc.link), 0o755))
+				require.NoError(t, os.Symlink(tc.link, filepath.Join(dir, first)))
+				real = filepath.Join(dir, tc.link, rest)
+			}
+			require.NoError(t, os.MkdirAll(out, 0o755))
+			var folders []string // on the way from the writable folder to the output folder
+			for d := real; d != writes; d = filepath.Dir(d) {
+				folders = append(folders, d)
+			}
+			s, err := scripted.ParseScript("swap", []byte(`steps:
+  - tool_calls: [{name: Bash, input: {command: "cd `+writes+` && mv `+tc.move+` moved; ln -s `+elsewhere+` `+tc.move+`; ls -la"}}]
   - text: "Moved it."
 `))
-	require.NoError(t, err)
-	scripts := loadScripts(t)
-	scripts["swap"] = s
-	out := filepath.Join(dir, "out")
-	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Bash], bash_mode: \"0707\", sandbox: {level: strict}, workspace: {mode: shared}}\njobs:\n  - {id: ws, model: swap, prompt: Move it.}\n"))
-	require.NoError(t, err)
-	require.Len(t, sum.Sessions, 1)
-	entries, err := os.ReadDir(elsewhere)
-	require.NoError(t, err)
-	assert.Empty(t, entries, "ESCAPE: the runner wrote into the folder the session's link named")
-	assert.FileExists(t, filepath.Join(out, runner.SummaryFile), "the summary is where the run was told to write it")
-	assert.NoDirExists(t, filepath.Join(dir, "moved"), "the tools moved the output folder")
-	t.Log(readFile(t, filepath.Join(out, runner.SessionsDir, "ws", runner.TranscriptFile)))
+			require.NoError(t, err)
+			scripts := loadScripts(t)
+			scripts["swap"] = s
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+				Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Bash], bash_mode: \"0707\", "+settings+"}\njobs:\n  - {id: ws, model: swap, prompt: Move it.}\n"))
+			require.NoError(t, err)
+			require.Len(t, sum.Sessions, 1)
+			entries, err := os.ReadDir(elsewhere)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "ESCAPE: the runner wrote into the folder the session's link named")
+			assert.FileExists(t, filepath.Join(real, runner.SummaryFile), "the summary is where the run was told to write it")
+			// mv may copy what it cannot rename (across the pins' mounts), but the
+			// folders on the way stay folders. (A link the user made on the way the
+			// tools may replace: the runner no longer follows it.)
+			for _, d := range folders {
+				fi, err := os.Lstat(d)
+				if assert.NoError(t, err, "the tools removed %s", d) {
+					assert.True(t, fi.IsDir(), "the tools replaced %s: %s", d, fi.Mode())
+				}
+			}
+			t.Log(readFile(t, filepath.Join(real, runner.SessionsDir, "ws", runner.TranscriptFile)))
+		})
+	}
 }
