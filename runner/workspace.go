@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -156,11 +157,13 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 		}
 		partial = fmt.Errorf("workspace: %s leaves out what git could not add: %w", PatchFile, err)
 	}
-	args := []string{"diff", "--cached", "--binary", "HEAD"}
+	// The patch is of the files as they are: no text converter or external diff of
+	// the user's config, which the session's .gitattributes could apply to any file.
+	args := []string{"diff", "--cached", "--no-textconv", "--no-ext-diff", "--binary", "HEAD"}
 	if files.Secrets() {
 		// A binary hunk is compressed, where no mask can find a secret: with secrets
 		// the patch says only that a binary file differs.
-		args = []string{"diff", "--cached", "HEAD"}
+		args = slices.DeleteFunc(args, func(a string) bool { return a == "--binary" })
 	}
 	diff, err := w.git(ctx, args...)
 	if err != nil {
@@ -197,15 +200,37 @@ func (w *workspace) git(ctx context.Context, args ...string) ([]byte, error) {
 	return git(ctx, w.dir, append(full, args...)...)
 }
 
-// git runs a git command in dir and returns its stdout.
+// git runs a git command in dir and returns its stdout. It gets of the runner's
+// environment only gitEnv's part.
 func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = gitEnv(os.Environ())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// gitKept are the variables of the runner's environment that its git gets, with
+// those of git's own configuration (GIT_CONFIG_GLOBAL, GIT_CONFIG_COUNT, …) and the
+// locale's (LC_*): what git and a filter of the user's config need. Not the rest,
+// which holds the API keys: git runs the programs of the user's config (a clean
+// filter, such as git-lfs), which the session's .gitattributes may apply to any file.
+var gitKept = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LANG": true, "TMPDIR": true,
+	"XDG_CONFIG_HOME": true, "GIT_EXEC_PATH": true}
+
+// gitEnv is the part of environment base that the runner's git gets.
+func gitEnv(base []string) []string {
+	env := []string{}
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if gitKept[name] || strings.HasPrefix(name, "GIT_CONFIG") || strings.HasPrefix(name, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // copyTree copies the folder src to dst, keeping modes and symlinks, and skipping skip

@@ -324,3 +324,51 @@ func TestToolsKeepTheOutputFolder(t *testing.T) {
 		})
 	}
 }
+
+// TestWorktreeGitKeepsTheRunnersSecrets: the user's git config defines a clean filter
+// and a diff text converter, as git-lfs and a PDF converter would be; the session's
+// .gitattributes applies both to every file. When the runner's git saves the patch, a
+// filter of the user's may run, but it must not get the runner's environment, which
+// holds the API keys; and the patch is of the files as they are, not as a converter
+// renders them (no converter runs).
+func TestWorktreeGitKeepsTheRunnersSecrets(t *testing.T) {
+	dir := newRepo(t, nil)
+	marks := t.TempDir()
+	config := filepath.Join(t.TempDir(), "gitconfig")
+	require.NoError(t, os.WriteFile(config, []byte(`[filter "lfs"]
+	clean = "env > `+marks+`/clean-env.txt; cat"
+[diff "pdf"]
+	textconv = "env > `+marks+`/textconv-env.txt; tr a-z A-Z <"
+`), 0o644))
+	t.Setenv("GIT_CONFIG_GLOBAL", config)
+	key := "sk-ant-api03-" + strings.Repeat("k", 20)
+	t.Setenv("ANTHROPIC_API_KEY", key)
+	s, err := scripted.ParseScript("attrs", []byte(`steps:
+  - tool_calls:
+      - {name: Write, input: {path: .gitattributes, content: "* filter=lfs diff=pdf\n"}}
+      - {name: Write, input: {path: notes.txt, content: "lower case\n"}}
+  - text: "Done."
+`))
+	require.NoError(t, err)
+	scripts := loadScripts(t)
+	scripts["attrs"] = s
+	out := filepath.Join(t.TempDir(), "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts)}).
+		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Write], workspace: {mode: worktree}}\njobs:\n  - {id: ws, model: attrs, prompt: Change it.}\n"))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 1)
+	for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "ws", runner.StreamFile), false) {
+		if m.Kind == protocol.KindToolResult {
+			require.False(t, m.Result.IsError, "a Write failed, so the test proves nothing: %s", m.Result.Content)
+		}
+	}
+	entries, err := os.ReadDir(marks)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, readFile(t, filepath.Join(marks, e.Name())), key,
+			"LEAK: a program the runner's git ran (%s) got the runner's API key", e.Name())
+	}
+	assert.NoFileExists(t, filepath.Join(marks, "textconv-env.txt"), "the runner's git ran a text converter for the patch")
+	patch := readFile(t, filepath.Join(out, runner.SessionsDir, "ws", runner.PatchFile))
+	assert.Contains(t, patch, "+lower case", "the patch holds the file as it is")
+}
