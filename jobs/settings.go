@@ -82,6 +82,7 @@ func resolve(st Settings, dir string) Resolved {
 		set(&r.Sandbox.Level, sb.Level)
 		r.Sandbox.Writable = resolvePaths(dir, sb.Writable)
 		r.Sandbox.Readable = resolvePaths(dir, sb.Readable)
+		set(&r.Sandbox.ScratchMiB, sb.ScratchMiB)
 	}
 	if n := st.Network; n != nil {
 		r.Network.Allow = resolveHosts(n.Allow)

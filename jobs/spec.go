@@ -115,9 +115,10 @@ type WorkspaceSettings struct {
 
 // SandboxSettings confine a session's tools, as written; nil means absent.
 type SandboxSettings struct {
-	Level    *SandboxLevel `yaml:"level" doc:"strict, landlock or off (off must be written out); absent means the strongest level the machine supports."`
-	Writable []string      `yaml:"writable" check:"path" doc:"Extra paths the tools may write, besides the workspace and a private /tmp: absolute, ~ or ~/… (the home directory), or relative to the spec file's directory. A job's list replaces the defaults' list."`
-	Readable []string      `yaml:"readable" check:"path" doc:"Extra paths the tools may read even when bash_mode's external digit has no read bit; written like writable. A job's list replaces the defaults' list."`
+	Level      *SandboxLevel `yaml:"level" doc:"strict, landlock or off (off must be written out); absent means the strongest level the machine supports."`
+	Writable   []string      `yaml:"writable" check:"path" doc:"Extra paths the tools may write, besides the workspace and a private /tmp: absolute, ~ or ~/… (the home directory), or relative to the spec file's directory. A job's list replaces the defaults' list."`
+	Readable   []string      `yaml:"readable" check:"path" doc:"Extra paths the tools may read even when bash_mode's external digit has no read bit; written like writable. A job's list replaces the defaults' list."`
+	ScratchMiB *int64        `yaml:"scratch_mib" limit:"positive" doc:"Size in MiB of a session's scratch space at level strict: one tmpfs, in memory, holding its private /tmp and /dev/shm and, where the home directory is not visible, the home directory; a write past it fails with ENOSPC. Default a quarter of the machine's memory, at most 4096."`
 }
 
 // NetworkSettings limit the hosts a session's tools reach, as written; nil means absent.
@@ -173,6 +174,8 @@ type Sandbox struct {
 	Level    SandboxLevel `json:"level,omitempty"`
 	Writable []string     `json:"writable,omitempty"`
 	Readable []string     `json:"readable,omitempty"`
+	// ScratchMiB is 0 for the default size.
+	ScratchMiB int64 `json:"scratch_mib,omitempty"`
 }
 
 // Network is a resolved network allow list of host names, IP addresses, "*.domain"

@@ -142,6 +142,9 @@ type sandboxRequest struct {
 	ToolTimeout time.Duration
 	// Hidden are more host paths no tool may see.
 	Hidden []string
+	// Scratch is the size in bytes of the scratch space (level strict); 0 is the
+	// default.
+	Scratch uint64
 	// Out is the run's output folder (empty in RunSession), hidden as a whole where
 	// the tools may write the folder that holds it (see newSandbox).
 	Out string
@@ -188,7 +191,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 		}
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home,
-		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home)}
+		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home), Scratch: req.Scratch}
 	for _, w := range spec.Writable {
 		// A folder the spec wants writable exists, so that the sandbox can bind it
 		// (a build cache on a fresh machine).
@@ -282,7 +285,7 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
-		Hidden: hidden, Out: st.outDir}
+		Hidden: hidden, Out: st.outDir, Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20}
 	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation, setupFailed)
 	if err == nil && st.spawner != nil {
 		sb.client.SetSpawner(st.spawner)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/transport/scripted"
 )
 
 func requireLevel(t *testing.T, l sandbox.Level) {
@@ -352,4 +355,37 @@ func TestRunRefusesAHiddenPathInAWritableFolder(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(dir, "notes", "success.txt"), "a tool ran")
 		})
 	}
+}
+
+// TestRunSizesTheScratchSpace: a spec's sandbox.scratch_mib is the size of the tools'
+// scratch space (/tmp, /dev/shm and home together), and a write past it fails.
+func TestRunSizesTheScratchSpace(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelStrict)
+	s, err := scripted.ParseScript("fill", []byte(`steps:
+  - tool_calls: [{name: Bash, input: {command: "head -c 6M /dev/zero > /tmp/a; head -c 6M /dev/zero > /tmp/b; echo status=$?; du -cb /tmp/a /tmp/b | tail -1"}}]
+  - text: "Filled."
+`))
+	require.NoError(t, err)
+	scripts := loadScripts(t)
+	scripts["fill"] = s
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Bash], sandbox: {level: strict, scratch_mib: 8}}\njobs:\n  - {id: fill, model: fill, prompt: Fill it.}\n"))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 1)
+	var output string
+	for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "fill", runner.StreamFile), false) {
+		if m.Kind == protocol.KindToolResult {
+			output = m.Result.Content
+		}
+	}
+	assert.Contains(t, output, "No space left on device", "the second write fit: %s", output)
+	assert.NotContains(t, output, "status=0", output)
+	total := regexp.MustCompile(`(\d+)\ttotal`).FindStringSubmatch(output)
+	require.NotNil(t, total, output)
+	held, err := strconv.Atoi(total[1])
+	require.NoError(t, err, output)
+	assert.LessOrEqual(t, held, 8<<20, "the tools' scratch folders hold more than 8 MiB")
 }

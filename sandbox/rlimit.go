@@ -37,3 +37,15 @@ var DefaultLimits = Limits{
 	AddressSpace: 16 << 30,
 	OpenFiles:    4096,
 }
+
+// maxDefaultScratch caps DefaultScratch.
+const maxDefaultScratch = 4 << 30
+
+// DefaultScratch is the size of a session's scratch space (Spec.Scratch) unless the
+// spec says otherwise, for a machine of memory bytes: a quarter of it, at most 4 GiB.
+// The scratch space is memory, and without a size a tmpfs may take half the machine's,
+// three of them all of it: a tool that filled /tmp would have the kernel kill
+// processes across the machine, the runner's among them.
+func DefaultScratch(memory uint64) uint64 {
+	return min(memory/4, maxDefaultScratch)
+}

@@ -77,6 +77,9 @@ func enterRoot(s Spec, hidden []string) error {
 	}
 	// /dev and the scratch folders first, so that binds below them (a workspace on
 	// /dev/shm) land on top instead of being hidden.
+	if err := mountScratch(s); err != nil {
+		return err
+	}
 	if err := makeDev(); err != nil {
 		return err
 	}
@@ -260,16 +263,58 @@ func mountPoint(dst string, dir bool) error {
 	return f.Close()
 }
 
-// makeScratch gives the sandbox a private /tmp, /dev/shm and /run, and the home
-// directory when it is not bound.
+// scratchArea is where the scratch space is mounted in the setup's own root, which the
+// sandbox never sees: its folders are bound into the new root.
+const scratchArea = "/scratch"
+
+// mountScratch mounts the sandbox's scratch space, one tmpfs of s.Scratch bytes
+// (DefaultScratch when zero), with a folder for each place it is bound to: tmp,
+// shm and home. One size holds for the three together.
+func mountScratch(s Spec) error {
+	size := s.Scratch
+	if size == 0 {
+		var si unix.Sysinfo_t
+		if err := unix.Sysinfo(&si); err != nil {
+			return fmt.Errorf("scratch: %w", err)
+		}
+		size = DefaultScratch(uint64(si.Totalram) * uint64(si.Unit))
+	}
+	if err := os.Mkdir(scratchArea, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", scratchArea, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("mode=0755,size=%d", size)); err != nil {
+		return fmt.Errorf("mount scratch: %w", err)
+	}
+	for name, mode := range map[string]os.FileMode{"tmp": 0o1777, "shm": 0o1777, "home": 0o755} {
+		d := filepath.Join(scratchArea, name)
+		if err := os.Mkdir(d, 0); err != nil {
+			return err
+		}
+		if err := os.Chmod(d, mode); err != nil { // Mkdir's mode passes the umask
+			return err
+		}
+	}
+	return nil
+}
+
+// bindScratch binds folder name of the scratch space at dst of the new root.
+func bindScratch(name, dst string) error {
+	if err := unix.Mount(filepath.Join(scratchArea, name), dst, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("mount %s: %w", strings.TrimPrefix(dst, "/newroot"), err)
+	}
+	return nil
+}
+
+// makeScratch gives the sandbox a private /tmp and /run, and the home directory when it
+// is not bound, from the scratch space.
 func makeScratch(s Spec) error {
 	for _, d := range []string{"/newroot/tmp", "/newroot/run/agentrun", "/newroot/proc"} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
 	}
-	if err := unix.Mount("tmpfs", "/newroot/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("mount /tmp: %w", err)
+	if err := bindScratch("tmp", "/newroot/tmp"); err != nil {
+		return err
 	}
 	if s.Home != "" {
 		if _, err := os.Stat("/newroot" + s.Home); err != nil {
@@ -278,8 +323,8 @@ func makeScratch(s Spec) error {
 			}
 		}
 		if !s.Mode.External.Has(PermRead) {
-			if err := unix.Mount("tmpfs", "/newroot"+s.Home, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-				return fmt.Errorf("mount home: %w", err)
+			if err := bindScratch("home", "/newroot"+s.Home); err != nil {
+				return err
 			}
 		}
 	}
@@ -312,8 +357,8 @@ func makeDev() error {
 			return err
 		}
 	}
-	if err := unix.Mount("tmpfs", "/newroot/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
-		return fmt.Errorf("mount /dev/shm: %w", err)
+	if err := bindScratch("shm", "/newroot/dev/shm"); err != nil {
+		return err
 	}
 	// A private pseudo-terminal instance, for tools that want a terminal; optional.
 	_ = unix.Mount("devpts", "/newroot/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620")

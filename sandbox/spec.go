@@ -61,6 +61,10 @@ type Spec struct {
 	// TempDir is a private scratch directory of the session on the host, used as
 	// TMPDIR where /tmp cannot be private (level landlock).
 	TempDir string
+	// Scratch is the size in bytes of the session's scratch space at level strict: one
+	// tmpfs, in memory, that holds its private /tmp, /dev/shm and, where the home
+	// directory is not bound, the home directory. Zero is DefaultScratch.
+	Scratch uint64
 	// Proxied says that the runner serves the network proxy of level strict: on a
 	// loopback listener that the worker makes inside the sandbox's network namespace
 	// and hands over. False when the network digit is 0.

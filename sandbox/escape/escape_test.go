@@ -73,6 +73,8 @@ type options struct {
 	homeLink bool
 	// onViolation hears of the connections the proxy refuses.
 	onViolation func(netproxy.Violation)
+	// scratch is the size of the scratch space (Spec.Scratch); 0 is the default.
+	scratch uint64
 }
 
 // levels runs body once per confined level (and at off when off is set), skipping the
@@ -216,7 +218,7 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 		policy = allPolicy
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: fx.ws, Home: fx.home,
-		External: append(sandbox.ExternalDirs(), fx.root, filepath.Dir(fx.home))}
+		External: append(sandbox.ExternalDirs(), fx.root, filepath.Dir(fx.home)), Scratch: o.scratch}
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + fx.home, "LANG=C.UTF-8"}
 	cfg := worker.Config{BashMode: policy, Timeout: time.Minute, IdleExit: time.Hour}
 	if level == sandbox.LevelLandlock {
