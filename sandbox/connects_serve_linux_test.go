@@ -29,7 +29,7 @@ func init() {
 // then connects to CONNECTS_ALLOW (blocking; non-blocking and close-on-exec) and to
 // CONNECTS_OTHER, and reports how each went.
 func connectsChild() int {
-	l, err := ApplySeccomp(Sockets{TCP: []int{unix.AF_INET}, Connect: true})
+	l, err := ApplySeccomp(Sockets{TCP: []int{unix.AF_INET}, Connect: true}, Signals{})
 	if err != nil {
 		report("apply", err)
 		return 1

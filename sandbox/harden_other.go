@@ -5,7 +5,7 @@ package sandbox
 import "os"
 
 // ApplySeccomp fails: seccomp is Linux's.
-func ApplySeccomp(Sockets) (*os.File, error) { return nil, ErrNotLinux }
+func ApplySeccomp(Sockets, Signals) (*os.File, error) { return nil, ErrNotLinux }
 
 // DeniedSyscalls is empty off Linux.
 func DeniedSyscalls() []string { return nil }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"syscall"
 	"unsafe"
 
@@ -94,20 +95,25 @@ var deniedIoctls = []uint32{unix.TIOCSTI, unix.TIOCLINUX}
 // ApplySeccomp sets no_new_privs and installs the seccomp filter on every thread of the
 // process (SECCOMP_FILTER_FLAG_TSYNC); threads made later inherit it, and so do all
 // children. It is irreversible. The filter (filterProgram) refuses the calls of
-// denyList, the ioctls of deniedIoctls and socket(2) for every socket sockets does not
-// allow, and answers ENOSYS to every call made under a foreign
+// denyList, the ioctls of deniedIoctls, socket(2) for every socket sockets does not
+// allow and the signals to the processes signals protects, and answers ENOSYS to every
+// call made under a foreign
 // ABI (i386 or x32 on amd64, arm32 on arm64), whose numbers would otherwise name other
 // calls. Families are allowed, not denied, because a family a list forgets is a way out:
 // vsock, which no network namespace confines, reaches a VM's host.
 // With sockets.Connect it returns the filter's listener, else nil.
-func ApplySeccomp(sockets Sockets) (*os.File, error) { return applySeccomp(true, sockets) }
+func ApplySeccomp(sockets Sockets, signals Signals) (*os.File, error) {
+	return applySeccomp(true, sockets, signals)
+}
 
 // ApplySeccompThread installs the same filter on the calling thread alone, which must
 // be locked to its goroutine for good and have no_new_privs set: what it starts
 // inherits it.
-func ApplySeccompThread(sockets Sockets) (*os.File, error) { return applySeccomp(false, sockets) }
+func ApplySeccompThread(sockets Sockets, signals Signals) (*os.File, error) {
+	return applySeccomp(false, sockets, signals)
+}
 
-func applySeccomp(tsync bool, sockets Sockets) (*os.File, error) {
+func applySeccomp(tsync bool, sockets Sockets, signals Signals) (*os.File, error) {
 	var flags uintptr
 	if tsync {
 		if err := SetNoNewPrivs(); err != nil {
@@ -119,7 +125,7 @@ func applySeccomp(tsync bool, sockets Sockets) (*os.File, error) {
 	if sockets.Connect {
 		flags |= unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
 	}
-	fd, err := loadFilter(filterProgram(sockets), flags)
+	fd, err := loadFilter(filterProgram(sockets, signals), flags)
 	if err != nil {
 		return nil, fmt.Errorf("seccomp: %w", err)
 	}
@@ -235,8 +241,54 @@ func socketRule(sockets Sockets, allow, eperm unix.SockFilter) []unix.SockFilter
 // SOCK_NONBLOCK and SOCK_CLOEXEC.
 const sockTypeMask = 0xf
 
+// signalRules are the blocks of the filter that keep signals from the processes of s
+// (see Signals); none when s guards nothing.
+func signalRules(s Signals, allow, eperm unix.SockFilter) []unix.SockFilter {
+	if !s.guards() {
+		return nil
+	}
+	pids := make([]uint32, 0, len(s.Pids))
+	for _, p := range s.Pids {
+		pids = append(pids, uint32(p))
+	}
+	owners := slices.Clone(pids) // a pid, or a group as its negative
+	for _, g := range s.Groups {
+		owners = append(owners, uint32(-g))
+	}
+	var prog []unix.SockFilter
+	prog = append(prog, onCall(unix.SYS_KILL, onValues(0, append(slices.Clone(owners), allProcesses), eperm, allow)...)...)
+	for _, nr := range []uint32{unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_TGSIGQUEUEINFO, unix.SYS_PIDFD_OPEN} {
+		prog = append(prog, onCall(nr, onValues(0, pids, eperm, allow)...)...)
+	}
+	prog = append(prog, onCall(unix.SYS_TKILL, eperm)...)
+	// Nor may a tool join one of the groups, where kill(0), its own group, would reach.
+	groups := make([]uint32, 0, len(s.Groups))
+	for _, g := range s.Groups {
+		groups = append(groups, uint32(g))
+	}
+	prog = append(prog, onCall(unix.SYS_SETPGID, onValues(1, groups, eperm, allow)...)...)
+	setOwn := onValues(2, owners, eperm, allow)
+	prog = append(prog, onCall(unix.SYS_FCNTL, append([]unix.SockFilter{
+		ld(argLow(1)),
+		jump(unix.BPF_JEQ, unix.F_SETOWN_EX, uint8(len(setOwn)+2), 0), // the eperm after
+		jump(unix.BPF_JEQ, unix.F_SETOWN, 1, 0),
+		allow,
+	}, append(setOwn, eperm)...)...)...)
+	return prog
+}
+
+// allProcesses is kill(2)'s pid -1, every process the caller may signal, as the
+// filter reads it (the low 32 bits).
+const allProcesses = 0xffffffff
+
+// ownerIoctls set the process or group a socket or terminal sends SIGIO and SIGURG
+// to, through a pointer the filter cannot follow: refused where signals are guarded.
+// (FIOSETOWN and SIOCSPGRP of the kernel's uapi sockios.h, the same on every
+// architecture.)
+var ownerIoctls = []uint32{0x8901, 0x8902}
+
 // filterProgram is the classic BPF program of ApplySeccomp.
-func filterProgram(sockets Sockets) []unix.SockFilter {
+func filterProgram(sockets Sockets, signals Signals) []unix.SockFilter {
 	prog := []unix.SockFilter{
 		ld(offArch),
 		jump(unix.BPF_JEQ, auditArch, 1, 0),
@@ -247,8 +299,13 @@ func filterProgram(sockets Sockets) []unix.SockFilter {
 		prog = append(prog, jump(unix.BPF_JGE, foreignNrBit, 0, 1), retErrno(unix.ENOSYS))
 	}
 	allow, eperm := ret(unix.SECCOMP_RET_ALLOW), retErrno(unix.EPERM)
-	prog = append(prog, onCall(unix.SYS_IOCTL, onValues(1, deniedIoctls, eperm, allow)...)...)
+	ioctls := deniedIoctls
+	if signals.guards() {
+		ioctls = append(slices.Clone(deniedIoctls), ownerIoctls...)
+	}
+	prog = append(prog, onCall(unix.SYS_IOCTL, onValues(1, ioctls, eperm, allow)...)...)
 	prog = append(prog, onCall(unix.SYS_SOCKET, socketRule(sockets, allow, eperm)...)...)
+	prog = append(prog, signalRules(signals, allow, eperm)...)
 	if sockets.NoListen {
 		prog = append(prog, onCall(unix.SYS_LISTEN, eperm)...)
 	}

@@ -39,7 +39,7 @@ func execResult(name string, args ...string) string {
 // seccompChild applies the filter and reports how the denied calls, and a few allowed
 // ones, fare afterwards, in this process, in a thread made later and in children.
 func seccompChild() int {
-	if _, err := ApplySeccomp(Sockets{}); err != nil {
+	if _, err := ApplySeccomp(Sockets{}, Signals{}); err != nil {
 		report("apply", err)
 		return 1
 	}
@@ -226,7 +226,7 @@ var deniedArgs = map[string][6]uintptr{
 // clone aside (a raw clone would start a thread the runtime does not know; the seccomp
 // scenario clones with namespace flags through os/exec).
 func everyDenialChild() int {
-	if _, err := ApplySeccomp(Sockets{}); err != nil {
+	if _, err := ApplySeccomp(Sockets{}, Signals{}); err != nil {
 		report("apply", err)
 		return 1
 	}
@@ -265,12 +265,13 @@ func TestFilterJumpsStayInside(t *testing.T) {
 		families = append(families, f)
 	}
 	for name, prog := range map[string][]unix.SockFilter{
-		"no socket family":       filterProgram(Sockets{}),
-		"every family":           filterProgram(Sockets{Any: families}),
-		"every family as TCP":    filterProgram(Sockets{TCP: families}),
-		"both":                   filterProgram(Sockets{Any: families[:10], TCP: families[10:20]}),
-		"landlock's":             filterProgram(Sockets{TCP: families[1:3], Netlink: []int{0}, Connect: true, NoListen: true}),
-		"every netlink protocol": filterProgram(Sockets{Any: families[:5], TCP: families[5:9], Netlink: families[:32]}),
+		"no socket family":       filterProgram(Sockets{}, Signals{}),
+		"every family":           filterProgram(Sockets{Any: families}, Signals{}),
+		"every family as TCP":    filterProgram(Sockets{TCP: families}, Signals{}),
+		"both":                   filterProgram(Sockets{Any: families[:10], TCP: families[10:20]}, Signals{}),
+		"landlock's":             filterProgram(Sockets{TCP: families[1:3], Netlink: []int{0}, Connect: true, NoListen: true}, Signals{}),
+		"every netlink protocol": filterProgram(Sockets{Any: families[:5], TCP: families[5:9], Netlink: families[:32]}, Signals{}),
+		"signals guarded":        filterProgram(Sockets{TCP: families[1:3], Netlink: []int{0}, Connect: true}, Signals{Pids: families[:40], Groups: families[:40]}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.NotEmpty(t, prog)

@@ -17,7 +17,7 @@ func init() {
 // socketsChild allows NETLINK_ROUTE sockets, IPv4 TCP ones and nothing else, and no
 // listen(2), and reports which sockets it can still make.
 func socketsChild() int {
-	if _, err := ApplySeccomp(Sockets{TCP: []int{unix.AF_INET}, Netlink: []int{unix.NETLINK_ROUTE}, NoListen: true}); err != nil {
+	if _, err := ApplySeccomp(Sockets{TCP: []int{unix.AF_INET}, Netlink: []int{unix.NETLINK_ROUTE}, NoListen: true}, Signals{}); err != nil {
 		report("apply", err)
 		return 1
 	}

@@ -13,12 +13,12 @@ import (
 )
 
 // ApplySeccomp fails: the filter knows the system calls of amd64 and arm64 only.
-func ApplySeccomp(Sockets) (*os.File, error) {
+func ApplySeccomp(Sockets, Signals) (*os.File, error) {
 	return nil, fmt.Errorf("seccomp: unsupported architecture %s", runtime.GOARCH)
 }
 
 // ApplySeccompThread fails, as ApplySeccomp does.
-func ApplySeccompThread(s Sockets) (*os.File, error) { return ApplySeccomp(s) }
+func ApplySeccompThread(s Sockets, g Signals) (*os.File, error) { return ApplySeccomp(s, g) }
 
 // DeniedSyscalls is empty where no filter is applied.
 func DeniedSyscalls() []string { return nil }
@@ -26,6 +26,6 @@ func DeniedSyscalls() []string { return nil }
 // ServeConnects fails: no filter hands connect(2) over on this architecture.
 func ServeConnects(_ context.Context, fd int, _ netip.AddrPort, _ func(string)) error {
 	_ = unix.Close(fd)
-	_, err := ApplySeccomp(Sockets{})
+	_, err := ApplySeccomp(Sockets{}, Signals{})
 	return err
 }

@@ -58,7 +58,11 @@ func confineThread(cfg Config) (Ready, error) {
 	}
 	r.LandlockABI = abi
 	r.Layers = append(r.Layers, sandbox.LayerLandlock)
-	connects, err := sandbox.ApplySeccompThread(allowedSockets(cfg))
+	signals, err := signalGuard(s.Level, abi)
+	if err != nil {
+		return r, err
+	}
+	connects, err := sandbox.ApplySeccompThread(allowedSockets(cfg), signals)
 	if err != nil {
 		return r, err
 	}
@@ -73,6 +77,18 @@ func confineThread(cfg Config) (Ready, error) {
 		}
 	}
 	return r, nil
+}
+
+// signalGuard is what the seccomp filter keeps the tools' signals from at level and
+// Landlock ABI abi: at level landlock before the ABI that scopes signals, the worker's
+// ancestors, the runner among them (/proc, which Landlock leaves readable, shows them);
+// elsewhere nothing, since the pid namespace (strict) or the scope keeps every signal
+// in.
+func signalGuard(level sandbox.Level, abi int) (sandbox.Signals, error) {
+	if level != sandbox.LevelLandlock || abi >= sandbox.LandlockScopeABI {
+		return sandbox.Signals{}, nil
+	}
+	return sandbox.AncestorSignals()
 }
 
 // allowedSockets are the sockets tools get: netlink's (the C library asks the kernel

@@ -95,6 +95,20 @@ func ran(e effect) effect {
 	}
 }
 
+// unsignalled: the kernel must have refused the signal of the attempt, which then
+// prints no "signalled-" line.
+func unsignalled() effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		line := x.expand("signalled-{MARK}")
+		return func(out string) (bool, string) {
+			if strings.Contains(out, line) {
+				return false, "the kernel would deliver the signal"
+			}
+			return true, ""
+		}
+	}
+}
+
 // sleeperSurvives: the host's sleeper must still run, not stopped or traced.
 func sleeperSurvives() effect {
 	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun/agent/tools"
 	"github.com/agentrun/agentrun/sandbox"
@@ -325,6 +326,7 @@ func (fx *fixture) expander(name string) *expander {
 		"{MARK}", "mark-" + uniq, "{ETCX}", "/etc/" + uniq, "{USRX}", "/usr/" + uniq,
 		"{TMPX}", "/tmp/" + uniq, "{SHMX}", "/dev/shm/" + uniq, "{NAME}", uniq,
 		"{SLEEPER}", strconv.Itoa(fx.sleeper.Process.Pid),
+		"{RUNNER}", strconv.Itoa(os.Getpid()), "{RUNNERGROUP}", strconv.Itoa(unix.Getpgrp()),
 	}, fx.placeholders...)
 	return &expander{r: strings.NewReplacer(pairs...)}
 }

@@ -78,6 +78,18 @@ func TestNoProcessOutlivesClose(t *testing.T) {
 // signalAttempts reach for processes outside the sandbox: the host's sleeper must
 // survive, untraced.
 var signalAttempts = []attempt{
+	// The runner (this test, the worker's parent) and its group: no signal can reach
+	// them at any level, before ABI 6 because the seccomp filter guards the worker's
+	// ancestors. Signal 0 asks the kernel whether a signal would be delivered and
+	// delivers none, so a failure leaves the test running.
+	{name: "signal the runner", cmd: "kill -0 {RUNNER} && echo signalled-{MARK}", effect: unsignalled(), strict: true, landlock: true, off: true},
+	{name: "signal the runner's group", cmd: "kill -0 -- -{RUNNERGROUP} && echo signalled-{MARK}", effect: unsignalled(), strict: true, landlock: true, off: true},
+	{name: "signal the runner through its /proc folder", needs: "python3", cmd: `python3 -c '
+import os, signal
+fd = os.open("/proc/{RUNNER}", os.O_RDONLY | os.O_DIRECTORY)
+signal.pidfd_send_signal(fd, 0)
+print("signalled-{MARK}")'`, effect: unsignalled(), strict: true, landlock: landlockScopes,
+		gap: "before ABI 6 the seccomp filter cannot see which process a /proc folder opened as a pidfd names"},
 	{name: "kill host process", cmd: "kill -9 {SLEEPER}", effect: sleeperSurvives(), strict: true, landlock: landlockScopes, gap: landlockSignals},
 	{name: "kill by name", cmd: "pkill -9 -f {SLEEPNAME}", effect: sleeperSurvives(), strict: true, landlock: landlockScopes, gap: landlockSignals},
 	{name: "strace attach", needs: "strace", cmd: "timeout 5 strace -p {SLEEPER} -e inject=clock_nanosleep,restart_syscall:signal=KILL",

@@ -1,0 +1,134 @@
+//go:build linux && (amd64 || arm64)
+
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	childScenarios["signals"] = signalsChild
+}
+
+// protectedEnv passes the pid of the process the signals scenario must not reach.
+const protectedEnv = "SANDBOX_TEST_PROTECTED"
+
+// signalsChild applies the filter guarding the process of protectedEnv (and its group)
+// and the child's own ancestors, then sends SIGKILL to the protected process by every
+// call that can, and signal 0 (a permission check that delivers nothing) to its parent,
+// the test.
+func signalsChild() int {
+	target, err := strconv.Atoi(os.Getenv(protectedEnv))
+	if err != nil {
+		report("apply", err)
+		return 1
+	}
+	guard, err := AncestorSignals()
+	if err != nil {
+		report("apply", err)
+		return 1
+	}
+	guard.Pids = append(guard.Pids, target)
+	guard.Groups = append(guard.Groups, target) // it leads its own group
+	// A child of its own, which it may signal still.
+	own := exec.Command("sleep", "60")
+	if err := own.Start(); err != nil {
+		report("apply", err)
+		return 1
+	}
+	if _, err := ApplySeccomp(Sockets{}, guard); err != nil {
+		report("apply", err)
+		return 1
+	}
+	report("apply", "ok")
+	sys := func(key string, nr uintptr, a ...uintptr) {
+		var args [6]uintptr
+		copy(args[:], a)
+		_, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+		report(key, errnoName(e))
+	}
+	kill := uintptr(unix.SIGKILL)
+	var info unix.Siginfo
+	sys("kill", unix.SYS_KILL, uintptr(target), kill)
+	sys("kill_group", unix.SYS_KILL, uintptr(-target), kill)
+	sys("kill_group_high_bits", unix.SYS_KILL, uintptr(uint64(0x1_0000_0000)|uint64(uint32(-target))), kill)
+	sys("tgkill", unix.SYS_TGKILL, uintptr(target), uintptr(target), kill)
+	sys("tkill", unix.SYS_TKILL, uintptr(target), kill)
+	sys("rt_sigqueueinfo", unix.SYS_RT_SIGQUEUEINFO, uintptr(target), kill, uintptr(unsafe.Pointer(&info)))
+	sys("rt_tgsigqueueinfo", unix.SYS_RT_TGSIGQUEUEINFO, uintptr(target), uintptr(target), kill, uintptr(unsafe.Pointer(&info)))
+	sys("pidfd_open", unix.SYS_PIDFD_OPEN, uintptr(target), 0)
+	r, w, _ := os.Pipe()
+	sys("f_setown", unix.SYS_FCNTL, r.Fd(), unix.F_SETOWN, uintptr(target))
+	sys("f_setown_group", unix.SYS_FCNTL, r.Fd(), unix.F_SETOWN, uintptr(-target))
+	var owner [2]int32
+	sys("f_setown_ex", unix.SYS_FCNTL, r.Fd(), unix.F_SETOWN_EX, uintptr(unsafe.Pointer(&owner)))
+	sys("f_setown_self", unix.SYS_FCNTL, r.Fd(), unix.F_SETOWN, uintptr(os.Getpid()))
+	sys("fiosetown", unix.SYS_IOCTL, w.Fd(), 0x8901, uintptr(unsafe.Pointer(&target)))
+	_, _ = r.Close(), w.Close()
+	sys("kill_parent", unix.SYS_KILL, uintptr(os.Getppid()), 0)
+	sys("kill_every_process", unix.SYS_KILL, ^uintptr(0), 0)
+	sys("kill_own_group", unix.SYS_KILL, 0, 0)
+	sys("kill_own_child", unix.SYS_KILL, uintptr(own.Process.Pid), kill)
+	_ = own.Wait()
+	sys("setpgid_into_group", unix.SYS_SETPGID, 0, uintptr(target)) // last: it would succeed unguarded
+	return 0
+}
+
+// TestSeccompGuardsSignals: where Signals guards a process, the filter keeps every
+// signal from it (the process table shows it alive afterwards), and from the
+// process's ancestors, while a process may still signal its own children and group.
+func TestSeccompGuardsSignals(t *testing.T) {
+	target := exec.Command("sleep", "60")
+	target.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, target.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- target.Wait() }()
+	alive := true
+	defer func() {
+		if alive {
+			_ = target.Process.Kill()
+			<-exited
+		}
+	}()
+	got := runChild(t, "signals", protectedEnv+"="+strconv.Itoa(target.Process.Pid))
+	require.Equal(t, "ok", got["apply"])
+	for key, want := range map[string]string{
+		"kill": "EPERM", "kill_group": "EPERM", "kill_group_high_bits": "EPERM", "tgkill": "EPERM",
+		"tkill": "EPERM", "rt_sigqueueinfo": "EPERM", "rt_tgsigqueueinfo": "EPERM", "pidfd_open": "EPERM",
+		"f_setown": "EPERM", "f_setown_group": "EPERM", "f_setown_ex": "EPERM", "fiosetown": "EPERM",
+		"kill_parent": "EPERM", "kill_every_process": "EPERM", "setpgid_into_group": "EPERM",
+		"f_setown_self": "ok", "kill_own_group": "ok", "kill_own_child": "ok",
+	} {
+		assert.Equal(t, want, got[key], key)
+	}
+	select {
+	case err := <-exited:
+		alive = false
+		t.Fatalf("ESCAPE: the guarded process was killed: %v", err)
+	default:
+	}
+	assert.NoError(t, target.Process.Signal(syscall.Signal(0)), "the guarded process is gone")
+}
+
+// TestAncestorSignals: the guarded processes are this one's parent up to pid 1, with
+// their groups.
+func TestAncestorSignals(t *testing.T) {
+	s, err := AncestorSignals()
+	require.NoError(t, err)
+	require.NotEmpty(t, s.Pids)
+	assert.Equal(t, os.Getppid(), s.Pids[0])
+	assert.Equal(t, 1, s.Pids[len(s.Pids)-1])
+	assert.NotContains(t, s.Pids, os.Getpid())
+	pgrp, err := unix.Getpgid(os.Getppid())
+	require.NoError(t, err)
+	assert.Contains(t, s.Groups, pgrp)
+}
