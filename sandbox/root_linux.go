@@ -20,9 +20,12 @@ const (
 
 // SysProcAttr returns the attributes that start the worker in the namespaces of level
 // strict: user (the caller's uid and gid mapped to 0), mount, pid, ipc, uts and net.
-// Other levels start it in the caller's namespaces.
+// Other levels start it in the caller's namespaces. At every level the worker leads a
+// session of its own, which has no controlling terminal: the tools cannot open the
+// terminal agentrun runs in (/dev/tty), to write to the user's screen or read what
+// the user types, nor join a process group of agentrun's session.
 func SysProcAttr(l Level) *syscall.SysProcAttr {
-	a := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	a := &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if l != LevelStrict {
 		return a
 	}
@@ -31,7 +34,6 @@ func SysProcAttr(l Level) *syscall.SysProcAttr {
 	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 	a.GidMappingsEnableSetgroups = false
-	a.Setpgid = false // pid 1 of its namespace leads its own group already
 	return a
 }
 

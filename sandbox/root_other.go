@@ -9,8 +9,9 @@ import (
 
 var errUnsupported = errors.New("sandbox: kernel confinement needs Linux")
 
-// SysProcAttr returns the attributes that start the worker: here only its own group.
-func SysProcAttr(Level) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// SysProcAttr returns the attributes that start the worker: here only a session of its
+// own, without the terminal agentrun runs in.
+func SysProcAttr(Level) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 // EnterRoot is not available on this platform.
 func EnterRoot(Spec, []string) error { return errUnsupported }
