@@ -45,7 +45,7 @@ func (h *hider) hide(binds []Bind, hidden []string) error {
 	for _, p := range hidden {
 		b, ok := bindOf(binds, p)
 		if !ok || b.Write || b.Path == p {
-			if ok && b.Write {
+			if ok && b.Write && exists(h.root+p) { // what is masked (mask hides what exists)
 				if err := h.pinTo(b.Path, p); err != nil {
 					return err
 				}
