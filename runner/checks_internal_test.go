@@ -3,8 +3,9 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/agentrun/agentrun/fuzzguard"
 	"testing"
+
+	"github.com/agentrun/agentrun/fuzzguard"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

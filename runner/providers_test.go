@@ -41,6 +41,16 @@ func loadScripts(tb testing.TB) map[string]*scripted.Script {
 	return out
 }
 
+// scriptsWith is loadScripts and one more script, name, of the YAML text script.
+func scriptsWith(tb testing.TB, name, script string) map[string]*scripted.Script {
+	tb.Helper()
+	s, err := scripted.ParseScript(name, []byte(script))
+	require.NoError(tb, err)
+	scripts := loadScripts(tb)
+	scripts[name] = s
+	return scripts
+}
+
 // fakeProvider is a function-field fake of agent.Provider.
 type fakeProvider struct {
 	stream func(ctx context.Context, req protocol.Request) iter.Seq[protocol.Message]

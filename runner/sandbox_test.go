@@ -23,7 +23,6 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sandbox"
-	"github.com/agentrun/agentrun/transport/scripted"
 )
 
 func requireLevel(t *testing.T, l sandbox.Level) {
@@ -362,13 +361,10 @@ func TestRunRefusesAHiddenPathInAWritableFolder(t *testing.T) {
 func TestRunSizesTheScratchSpace(t *testing.T) {
 	t.Parallel()
 	requireLevel(t, sandbox.LevelStrict)
-	s, err := scripted.ParseScript("fill", []byte(`steps:
+	scripts := scriptsWith(t, "fill", `steps:
   - tool_calls: [{name: Bash, input: {command: "head -c 6M /dev/zero > /tmp/a; head -c 6M /dev/zero > /tmp/b; echo status=$?; du -cb /tmp/a /tmp/b | tail -1"}}]
   - text: "Filled."
-`))
-	require.NoError(t, err)
-	scripts := loadScripts(t)
-	scripts["fill"] = s
+`)
 	dir := t.TempDir()
 	out := filepath.Join(t.TempDir(), "out")
 	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentrun/agentrun/fuzzguard"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentrun/agentrun/fuzzguard"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/sandbox"
-	"github.com/agentrun/agentrun/transport/scripted"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -225,10 +224,7 @@ const gitEscapeScript = `steps:
 func TestWorktreeRunsNoConfigOfTheSession(t *testing.T) {
 	t.Parallel()
 	dir := newRepo(t, nil)
-	s, err := scripted.ParseScript("gitescape", []byte(gitEscapeScript))
-	require.NoError(t, err)
-	scripts := loadScripts(t)
-	scripts["gitescape"] = s
+	scripts := scriptsWith(t, "gitescape", gitEscapeScript)
 	out := filepath.Join(t.TempDir(), "out")
 	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts)}).
 		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Write], workspace: {mode: worktree}}\njobs:\n  - {id: ws, model: gitescape, prompt: Change it.}\n"))
@@ -296,13 +292,10 @@ func TestToolsKeepTheOutputFolder(t *testing.T) {
 			for d := real; d != writes; d = filepath.Dir(d) {
 				folders = append(folders, d)
 			}
-			s, err := scripted.ParseScript("swap", []byte(`steps:
+			scripts := scriptsWith(t, "swap", `steps:
   - tool_calls: [{name: Bash, input: {command: "cd `+writes+` && mv `+tc.move+` moved; ln -s `+elsewhere+` `+tc.move+`; ls -la"}}]
   - text: "Moved it."
-`))
-			require.NoError(t, err)
-			scripts := loadScripts(t)
-			scripts["swap"] = s
+`)
 			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
 				Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Bash], bash_mode: \"0707\", "+settings+"}\njobs:\n  - {id: ws, model: swap, prompt: Move it.}\n"))
 			require.NoError(t, err)
@@ -343,15 +336,12 @@ func TestWorktreeGitKeepsTheRunnersSecrets(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", config)
 	key := "sk-ant-api03-" + strings.Repeat("k", 20)
 	t.Setenv("ANTHROPIC_API_KEY", key)
-	s, err := scripted.ParseScript("attrs", []byte(`steps:
+	scripts := scriptsWith(t, "attrs", `steps:
   - tool_calls:
       - {name: Write, input: {path: .gitattributes, content: "* filter=lfs diff=pdf\n"}}
       - {name: Write, input: {path: notes.txt, content: "lower case\n"}}
   - text: "Done."
-`))
-	require.NoError(t, err)
-	scripts := loadScripts(t)
-	scripts["attrs"] = s
+`)
 	out := filepath.Join(t.TempDir(), "out")
 	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts)}).
 		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Write], workspace: {mode: worktree}}\njobs:\n  - {id: ws, model: attrs, prompt: Change it.}\n"))

@@ -31,6 +31,15 @@ func allTasks(field, want string) string {
 	return "yes"
 }
 
+// reportSyscall makes system call nr with up to six arguments and reports, as key,
+// how it fared: "ok" or its errno's name.
+func reportSyscall(key string, nr uintptr, a ...uintptr) {
+	var args [6]uintptr
+	copy(args[:], a)
+	_, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
+	report(key, errnoName(e))
+}
+
 // errnoName is "EPERM", "ENOSYS" and so on, "ok" for no error.
 func errnoName(e syscall.Errno) string {
 	if e == 0 {

@@ -44,12 +44,7 @@ func seccompChild() int {
 		return 1
 	}
 	report("apply", "ok")
-	sys := func(key string, nr uintptr, a ...uintptr) {
-		var args [6]uintptr
-		copy(args[:], a)
-		_, _, e := unix.Syscall6(nr, args[0], args[1], args[2], args[3], args[4], args[5])
-		report(key, errnoName(e))
-	}
+	sys := reportSyscall
 	runtime.LockOSThread() // PTRACE_TRACEME et al. act on this thread only
 	sys("ptrace", unix.SYS_PTRACE, unix.PTRACE_TRACEME)
 	runtime.UnlockOSThread()

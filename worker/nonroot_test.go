@@ -25,12 +25,23 @@ const scenarioEnv = "WORKER_TEST_SCENARIO"
 // nonRootScenario runs one Bash call in a strict sandbox as whatever user this process
 // is, in the workspace named by WORKER_TEST_WS, and prints the result.
 func nonRootScenario() int {
-	ws := os.Getenv("WORKER_TEST_WS")
+	return oneBashCall(sandbox.LevelStrict, os.Getenv("WORKER_TEST_WS"), "touch made-by-nonroot && id -u")
+}
+
+// oneBashCall runs command through the Bash tool of a worker at level, under bash_mode
+// 0467, whose workspace and home are ws, prints the result and returns the exit code
+// of a scenario: 1 when the call failed.
+func oneBashCall(level sandbox.Level, ws, command string) int {
 	m, _ := sandbox.ParseMode("0467")
-	cfg := worker.Config{Spec: sandbox.Spec{Level: sandbox.LevelStrict, Mode: m, Workspace: ws, Home: ws},
-		Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute}
+	spec := sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: ws}
+	if level == sandbox.LevelLandlock {
+		spec.TempDir = filepath.Join(ws, "tmp")
+		_ = os.Mkdir(spec.TempDir, 0o755) // the call fails if it is missing
+	}
+	cfg := worker.Config{Spec: spec, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute}
+	cfg.Hidden = spec.Hidden()
 	c := worker.New(cfg, os.Args[0], nil)
-	in, _ := json.Marshal(map[string]string{"command": "touch made-by-nonroot && id -u"})
+	in, _ := json.Marshal(map[string]string{"command": command})
 	r := c.RunTool(context.Background(), "Bash", in)
 	if err := c.Close(); err != nil {
 		fmt.Println("close:", err)

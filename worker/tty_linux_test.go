@@ -2,24 +2,18 @@ package worker_test
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
 	"github.com/agentrun/agentrun/sandbox"
-	"github.com/agentrun/agentrun/worker"
 )
 
 func init() { childScenarios["tty"] = ttyScenario }
@@ -27,27 +21,8 @@ func init() { childScenarios["tty"] = ttyScenario }
 // ttyScenario, run with a controlling terminal, starts a worker of the level in
 // WORKER_TEST_LEVEL whose tool writes a line to /dev/tty, the terminal of its session.
 func ttyScenario() int {
-	ws := os.Getenv("WORKER_TEST_WS")
-	level := sandbox.Level(os.Getenv("WORKER_TEST_LEVEL"))
-	m, _ := sandbox.ParseMode("0467")
-	spec := sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: ws}
-	if level == sandbox.LevelLandlock {
-		spec.TempDir = filepath.Join(ws, "tmp")
-		_ = os.Mkdir(spec.TempDir, 0o755)
-	}
-	cfg := worker.Config{Spec: spec, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute}
-	cfg.Hidden = spec.Hidden()
-	c := worker.New(cfg, os.Args[0], nil)
-	in, _ := json.Marshal(map[string]string{"command": "echo typed-by-a-tool >/dev/tty && echo wrote; true"})
-	r := c.RunTool(context.Background(), "Bash", in)
-	if err := c.Close(); err != nil {
-		fmt.Println("close:", err)
-	}
-	fmt.Println(r.Content)
-	if r.IsError {
-		return 1
-	}
-	return 0
+	return oneBashCall(sandbox.Level(os.Getenv("WORKER_TEST_LEVEL")), os.Getenv("WORKER_TEST_WS"),
+		"echo typed-by-a-tool >/dev/tty && echo wrote; true")
 }
 
 // TestToolsHaveNoTerminal runs a worker from a process with a controlling terminal, as
