@@ -275,11 +275,10 @@ const scratchArea = "/scratch"
 func mountScratch(s Spec) error {
 	size := s.Scratch
 	if size == 0 {
-		var si unix.Sysinfo_t
-		if err := unix.Sysinfo(&si); err != nil {
-			return fmt.Errorf("scratch: %w", err)
+		var err error
+		if size, err = MachineScratch(); err != nil {
+			return err
 		}
-		size = DefaultScratch(uint64(si.Totalram) * uint64(si.Unit))
 	}
 	if err := os.Mkdir(scratchArea, 0o755); err != nil {
 		return err
@@ -297,6 +296,16 @@ func mountScratch(s Spec) error {
 		}
 	}
 	return nil
+}
+
+// MachineScratch is DefaultScratch of this machine's memory: the scratch size of a
+// session whose spec gives none.
+func MachineScratch() (uint64, error) {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0, fmt.Errorf("scratch: %w", err)
+	}
+	return DefaultScratch(uint64(si.Totalram) * uint64(si.Unit)), nil
 }
 
 // bindScratch binds folder name of the scratch space at dst of the new root.

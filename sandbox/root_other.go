@@ -13,6 +13,9 @@ var errUnsupported = errors.New("sandbox: kernel confinement needs Linux")
 // own, without the terminal agentrun runs in.
 func SysProcAttr(Level) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
+// MachineScratch fails: there is no scratch space without level strict.
+func MachineScratch() (uint64, error) { return 0, errUnsupported }
+
 // EnterRoot is not available on this platform.
 func EnterRoot(Spec, []string) error { return errUnsupported }
 

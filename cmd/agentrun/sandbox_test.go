@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -26,6 +27,17 @@ func TestSandboxCheck(t *testing.T) {
 	if runtime.GOOS == "linux" {
 		assert.Contains(t, o.stdout, "seccomp refuses: ptrace,", "the filter's calls are listed")
 		assert.Contains(t, o.stdout, "io_uring_setup")
+	}
+	rep := sandbox.Probe()
+	if rep.Supports(sandbox.LevelLandlock) == nil {
+		want := "signals at landlock: the seccomp filter keeps them from agentrun"
+		if rep.LandlockABI >= sandbox.LandlockScopeABI {
+			want = "signals at landlock: Landlock's scope"
+		}
+		assert.Contains(t, o.stdout, want)
+	}
+	if size, err := sandbox.MachineScratch(); err == nil && rep.Supports(sandbox.LevelStrict) == nil {
+		assert.Contains(t, o.stdout, fmt.Sprintf("scratch at strict: %d MiB a session", size>>20))
 	}
 	bad := agentrun(t, invocation{args: []string{"sandbox", "wat"}})
 	assert.Equal(t, 2, bad.code)
@@ -86,4 +98,13 @@ func TestExecSandboxUsage(t *testing.T) {
 		assert.True(t, strings.Contains(o.stderr, "--sandbox") || strings.Contains(o.stderr, "--bash-mode"), o.stderr)
 		assert.NoFileExists(t, filepath.Join(dir, "made-by-tool"), "nothing ran")
 	}
+}
+
+// TestLandlockSignalsLine: sandbox check says which layer keeps signals in at level
+// landlock, by the Landlock ABI.
+func TestLandlockSignalsLine(t *testing.T) {
+	t.Parallel()
+	assert.Contains(t, landlockSignals(sandbox.LandlockScopeABI-1), "the seccomp filter keeps them from agentrun")
+	assert.Contains(t, landlockSignals(sandbox.LandlockScopeABI-1), "other sessions'")
+	assert.Contains(t, landlockSignals(sandbox.LandlockScopeABI), "Landlock's scope (ABI 6)")
 }

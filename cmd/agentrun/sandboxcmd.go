@@ -24,10 +24,32 @@ func (a *App) cmdSandbox(_ context.Context, args []string) error {
 	if err := sandbox.Probe().WriteText(a.Stdout); err != nil {
 		return err
 	}
+	rep := sandbox.Probe()
+	var lines []string
 	if denied := sandbox.DeniedSyscalls(); len(denied) > 0 {
-		if _, err := fmt.Fprintf(a.Stdout, "seccomp refuses: %s\n", strings.Join(denied, ", ")); err != nil {
+		lines = append(lines, "seccomp refuses: "+strings.Join(denied, ", "))
+	}
+	if rep.Supports(sandbox.LevelLandlock) == nil {
+		lines = append(lines, "signals at landlock: "+landlockSignals(rep.LandlockABI))
+	}
+	if size, err := sandbox.MachineScratch(); err == nil && rep.Supports(sandbox.LevelStrict) == nil {
+		lines = append(lines, fmt.Sprintf("scratch at strict: %d MiB a session (/tmp, /dev/shm and a private home together; "+
+			"a quarter of memory, at most 4096, unless sandbox.scratch_mib says otherwise)", size>>20))
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(a.Stdout, l); err != nil {
 			return fmt.Errorf("sandbox: %w", err)
 		}
 	}
 	return nil
+}
+
+// landlockSignals says what keeps the tools' signals in at level landlock with
+// Landlock ABI abi.
+func landlockSignals(abi int) string {
+	if abi >= sandbox.LandlockScopeABI {
+		return fmt.Sprintf("Landlock's scope (ABI %d): a tool signals its session's processes alone", abi)
+	}
+	return fmt.Sprintf("the seccomp filter keeps them from agentrun, the processes that started it and their groups; "+
+		"Landlock ABI %d has no scope (6), so other processes of the uid, other sessions' among them, are within reach", abi)
 }
