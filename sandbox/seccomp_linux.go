@@ -261,6 +261,10 @@ func signalRules(s Signals, allow, eperm unix.SockFilter) []unix.SockFilter {
 		prog = append(prog, onCall(nr, onValues(0, pids, eperm, allow)...)...)
 	}
 	prog = append(prog, onCall(unix.SYS_TKILL, eperm)...)
+	// A pidfd may be a /proc/PID folder opened by path, whose process the filter cannot
+	// see: ENOSYS, as before Linux 5.1, on which programs that use pidfds (Go's os
+	// package among them) fall back to kill(2).
+	prog = append(prog, onCall(unix.SYS_PIDFD_SEND_SIGNAL, retErrno(unix.ENOSYS))...)
 	// Nor may a tool join one of the groups, where kill(0), its own group, would reach.
 	groups := make([]uint32, 0, len(s.Groups))
 	for _, g := range s.Groups {

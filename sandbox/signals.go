@@ -14,8 +14,9 @@ const LandlockScopeABI = 6
 // pidfd_open of one of Pids, fcntl's F_SETOWN to one of them (the owner SIGIO is sent
 // to) and setpgid into one of Groups (where kill(0) would reach); and every tkill,
 // F_SETOWN_EX, FIOSETOWN and SIOCSPGRP, whose target it cannot read, or cannot tell
-// from a thread of the runner's. A /proc/PID folder opened as a pidfd for
-// pidfd_send_signal it cannot see: that way stays open. The zero value guards nothing.
+// from a thread of the runner's. pidfd_send_signal, whose pidfd may be a /proc/PID
+// folder opened by path, fails with ENOSYS, as on a kernel before pidfds, so that
+// programs fall back to kill(2). The zero value guards nothing.
 type Signals struct {
 	Pids   []int
 	Groups []int

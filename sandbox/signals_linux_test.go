@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +18,20 @@ import (
 
 func init() {
 	childScenarios["signals"] = signalsChild
+	childScenarios["go-kill"] = goKillChild
+}
+
+// goKillChild, started under the filter, starts a process with os/exec and kills it
+// with os.Process.Kill: Go must find pidfd_send_signal missing and fall back to kill(2).
+func goKillChild() int {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		report("go_kill", err)
+		return 1
+	}
+	report("go_kill", errResult(cmd.Process.Kill()))
+	_ = cmd.Wait()
+	return 0
 }
 
 // protectedEnv passes the pid of the process the signals scenario must not reach.
@@ -61,6 +76,12 @@ func signalsChild() int {
 	sys("rt_sigqueueinfo", unix.SYS_RT_SIGQUEUEINFO, uintptr(target), kill, uintptr(unsafe.Pointer(&info)))
 	sys("rt_tgsigqueueinfo", unix.SYS_RT_TGSIGQUEUEINFO, uintptr(target), uintptr(target), kill, uintptr(unsafe.Pointer(&info)))
 	sys("pidfd_open", unix.SYS_PIDFD_OPEN, uintptr(target), 0)
+	if dir, err := unix.Open("/proc/"+strconv.Itoa(target), unix.O_RDONLY|unix.O_DIRECTORY, 0); err == nil {
+		sys("pidfd_send_signal_proc", unix.SYS_PIDFD_SEND_SIGNAL, uintptr(dir), kill, 0, 0)
+		_ = unix.Close(dir)
+	} else {
+		report("pidfd_send_signal_proc", err)
+	}
 	r, w, _ := os.Pipe()
 	sys("f_setown", unix.SYS_FCNTL, r.Fd(), unix.F_SETOWN, uintptr(target))
 	sys("f_setown_group", unix.SYS_FCNTL, r.Fd(), unix.F_SETOWN, uintptr(-target))
@@ -74,6 +95,15 @@ func signalsChild() int {
 	sys("kill_own_group", unix.SYS_KILL, 0, 0)
 	sys("kill_own_child", unix.SYS_KILL, uintptr(own.Process.Pid), kill)
 	_ = own.Wait()
+	// A Go program started under the filter still kills its own children.
+	goKill := exec.Command(os.Args[0], "-test.run=^$")
+	goKill.Env = append(os.Environ(), childEnv+"=go-kill")
+	out, err := goKill.Output()
+	if err != nil {
+		report("go_kill", err)
+	} else {
+		fmt.Print(string(out))
+	}
 	sys("setpgid_into_group", unix.SYS_SETPGID, 0, uintptr(target)) // last: it would succeed unguarded
 	return 0
 }
@@ -99,9 +129,10 @@ func TestSeccompGuardsSignals(t *testing.T) {
 	for key, want := range map[string]string{
 		"kill": "EPERM", "kill_group": "EPERM", "kill_group_high_bits": "EPERM", "tgkill": "EPERM",
 		"tkill": "EPERM", "rt_sigqueueinfo": "EPERM", "rt_tgsigqueueinfo": "EPERM", "pidfd_open": "EPERM",
-		"f_setown": "EPERM", "f_setown_group": "EPERM", "f_setown_ex": "EPERM", "fiosetown": "EPERM",
+		"pidfd_send_signal_proc": "ENOSYS",
+		"f_setown":               "EPERM", "f_setown_group": "EPERM", "f_setown_ex": "EPERM", "fiosetown": "EPERM",
 		"kill_parent": "EPERM", "kill_every_process": "EPERM", "setpgid_into_group": "EPERM",
-		"f_setown_self": "ok", "kill_own_group": "ok", "kill_own_child": "ok",
+		"f_setown_self": "ok", "kill_own_group": "ok", "kill_own_child": "ok", "go_kill": "ok",
 	} {
 		assert.Equal(t, want, got[key], key)
 	}

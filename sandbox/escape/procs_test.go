@@ -88,8 +88,7 @@ var signalAttempts = []attempt{
 import os, signal
 fd = os.open("/proc/{RUNNER}", os.O_RDONLY | os.O_DIRECTORY)
 signal.pidfd_send_signal(fd, 0)
-print("signalled-{MARK}")'`, effect: unsignalled(), strict: true, landlock: landlockScopes,
-		gap: "before ABI 6 the seccomp filter cannot see which process a /proc folder opened as a pidfd names"},
+print("signalled-{MARK}")'`, effect: unsignalled(), strict: true, landlock: true},
 	{name: "kill host process", cmd: "kill -9 {SLEEPER}", effect: sleeperSurvives(), strict: true, landlock: landlockScopes, gap: landlockSignals},
 	{name: "kill by name", cmd: "pkill -9 -f {SLEEPNAME}", effect: sleeperSurvives(), strict: true, landlock: landlockScopes, gap: landlockSignals},
 	{name: "strace attach", needs: "strace", cmd: "timeout 5 strace -p {SLEEPER} -e inject=clock_nanosleep,restart_syscall:signal=KILL",
