@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -32,24 +33,34 @@ func AncestorSignals() (Signals, error) {
 
 // procParent reads the parent and the process group of pid from /proc/PID/stat.
 func procParent(pid int) (ppid, pgrp int, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	path := "/proc/" + strconv.Itoa(pid) + "/stat"
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0, 0, err
 	}
-	// pid (comm) state ppid pgrp …: comm may hold spaces and parentheses.
+	if ppid, pgrp, err = parseStat(b); err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return ppid, pgrp, nil
+}
+
+// parseStat reads the parent and the process group from the text of /proc/PID/stat:
+// "pid (comm) state ppid pgrp …", where comm, which a process sets as it likes, may
+// hold spaces and parentheses: the fields start after the last ')'.
+func parseStat(b []byte) (ppid, pgrp int, err error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+		return 0, 0, errors.New("no command name")
 	}
 	f := bytes.Fields(b[i+1:])
 	if len(f) < 3 {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+		return 0, 0, errors.New("too few fields")
 	}
 	if ppid, err = strconv.Atoi(string(f[1])); err == nil {
 		pgrp, err = strconv.Atoi(string(f[2]))
 	}
-	if err != nil {
-		return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	if err != nil || ppid < 0 || pgrp < 0 {
+		return 0, 0, fmt.Errorf("parent and group %q %q", f[1], f[2])
 	}
 	return ppid, pgrp, nil
 }

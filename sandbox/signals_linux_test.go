@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"unsafe"
@@ -156,4 +157,46 @@ func TestAncestorSignals(t *testing.T) {
 	pgrp, err := unix.Getpgid(os.Getppid())
 	require.NoError(t, err)
 	assert.Contains(t, s.Groups, pgrp)
+}
+
+// TestParseStat reads the parent and group of stat lines, a command name with spaces
+// and parentheses among them, and refuses what is not one.
+func TestParseStat(t *testing.T) {
+	for _, tc := range []struct {
+		name, line  string
+		ppid, pgrp  int
+		wantFailure bool
+	}{
+		{name: "plain", line: "4242 (agentrun) S 17 4242 17 0 -1 4194560", ppid: 17, pgrp: 4242},
+		{name: "a name with spaces and parentheses", line: "99 (a) S 1 2 (b)) R 7 8 9 0", ppid: 7, pgrp: 8},
+		{name: "no name", line: "99 S 1 2", wantFailure: true},
+		{name: "too short", line: "99 (x) S 1", wantFailure: true},
+		{name: "not numbers", line: "99 (x) S one two", wantFailure: true},
+		{name: "negative", line: "99 (x) S -1 2", wantFailure: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ppid, pgrp, err := parseStat([]byte(tc.line))
+			if tc.wantFailure {
+				assert.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, []int{tc.ppid, tc.pgrp}, []int{ppid, pgrp})
+		})
+	}
+}
+
+// FuzzParseStat: on any text parseStat returns two numbers that stand in the text after
+// its last ')', or an error; it never panics.
+func FuzzParseStat(f *testing.F) {
+	f.Fuzz(func(t *testing.T, text string) {
+		ppid, pgrp, err := parseStat([]byte(text))
+		if err != nil {
+			return
+		}
+		rest := text[strings.LastIndexByte(text, ')')+1:]
+		assert.Contains(t, rest, strconv.Itoa(ppid))
+		assert.Contains(t, rest, strconv.Itoa(pgrp))
+		assert.GreaterOrEqual(t, min(ppid, pgrp), 0)
+	})
 }
