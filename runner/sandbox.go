@@ -199,7 +199,20 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 			return nil, fmt.Errorf("sandbox: writable %s: %w", w, err)
 		}
 	}
+	binary := opts.Binary
+	if binary == "" {
+		if binary, err = worker.Executable(); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	own := append(slices.Clone(req.Hidden), opts.Hidden...) // the runner's state
+	exe := absOr(binary)
+	if spec.Writes(exe) || spec.Writes(pathname.Real(exe)) {
+		// Every worker starts from this file unconfined and confines itself: a tool
+		// that replaced it would run its code outside the sandbox at the next start.
+		// Hidden, it is a mount the tools cannot remove or write (level strict).
+		own = append(own, exe)
+	}
 	if req.Out != "" && (spec.Writes(req.Out) || spec.Writes(pathname.Real(req.Out))) {
 		// A folder the tools may write holds the output folder (a shared workspace, a
 		// writable path): they could move the folder, or one on its way, and leave a
@@ -212,7 +225,10 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	if level == sandbox.LevelLandlock {
 		if h, folder, ok := spec.HiddenInWritable(hidden); ok {
 			fix := "work in a folder that does not hold it, or give bash_mode the system read bit, which shows it"
-			if slices.Contains(own, h) {
+			switch {
+			case h == exe || h == pathname.Real(exe):
+				fix = "install agentrun (its worker's executable) outside the folders the tools may write"
+			case slices.Contains(own, h):
 				fix = "put it outside (the run's output folder: --out outside the workspace)"
 			}
 			return nil, fmt.Errorf("%w: level landlock cannot hide %s inside %s, which the tools may write: "+
@@ -245,13 +261,6 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 			return nil, fmt.Errorf("sandbox: network.allow: %w", err)
 		}
 		if serveOnLoopback, err = worker.ServeProxy(ctx, &sb.wg, proxies.New(allow, onViolation, nil), &cfg); err != nil {
-			_ = sb.Close()
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	binary := opts.Binary
-	if binary == "" {
-		if binary, err = worker.Executable(); err != nil {
 			_ = sb.Close()
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}

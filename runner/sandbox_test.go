@@ -23,6 +23,7 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/worker/workertest"
 )
 
 func requireLevel(t *testing.T, l sandbox.Level) {
@@ -384,4 +385,55 @@ func TestRunSizesTheScratchSpace(t *testing.T) {
 	held, err := strconv.Atoi(total[1])
 	require.NoError(t, err, output)
 	assert.LessOrEqual(t, held, 8<<20, "the tools' scratch folders hold more than 8 MiB")
+}
+
+// TestToolsCannotReplaceTheWorker: the worker's executable lies in a folder the tools
+// may write (an install under a writable home, say). Every session's worker starts
+// from it unconfined and confines itself, so a tool that replaced it (the running one
+// cannot be written, but it can be removed and made anew) would run its own code
+// outside the sandbox at the next start. At strict the tools must not change it;
+// at landlock, which cannot take one file out of a writable folder, the session ends
+// error_sandbox before any tool runs.
+func TestToolsCannotReplaceTheWorker(t *testing.T) {
+	t.Parallel()
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
+		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
+			requireLevel(t, level)
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			tools := filepath.Join(dir, "tools")
+			require.NoError(t, os.Mkdir(tools, 0o755))
+			bin := filepath.Join(tools, "agentrun-worker")
+			orig, err := os.ReadFile(workertest.Bin(t))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(bin, orig, 0o755))
+			scripts := scriptsWith(t, "replace", `steps:
+  - tool_calls: [{name: Bash, input: {command: "rm -f `+bin+`; printf '#!/bin/sh\\ntouch `+dir+`/escaped\\n' > `+bin+`; chmod +x `+bin+`; ls -l `+bin+`"}}]
+  - text: "Replaced."
+`)
+			out := filepath.Join(t.TempDir(), "out")
+			spec := writeSpec(t, dir, "version: 1\nconcurrency: 1\ndefaults: {tools: [Bash], sandbox: {level: "+string(level)+", writable: [\""+tools+"\"]}}\n"+
+				"jobs:\n  - {id: replace, model: replace, prompt: Replace it., repeat: 2}\n")
+			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ(),
+				Sandbox: runner.SandboxOptions{Binary: bin}}).Run(context.Background(), spec)
+			require.NoError(t, err)
+			require.Len(t, sum.Sessions, 2)
+			now, err := os.ReadFile(bin)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(orig, now), "ESCAPE at level %s: a tool rewrote the worker's executable", level)
+			assert.NoFileExists(t, filepath.Join(dir, "escaped"), "ESCAPE at level %s: the tools' worker ran unconfined", level)
+			for _, row := range sum.Sessions {
+				if level == sandbox.LevelLandlock {
+					assert.Equal(t, protocol.StatusSandbox, row.Status, sum.Text())
+					if assert.NotNil(t, row.Error) {
+						assert.Contains(t, row.Error.Message, bin)
+						assert.Contains(t, row.Error.Message, "install agentrun")
+					}
+					continue
+				}
+				assert.Equal(t, protocol.StatusSuccess, row.Status, sum.Text())
+			}
+		})
+	}
 }
