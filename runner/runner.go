@@ -328,8 +328,9 @@ type runState struct {
 	progress  *progress
 	lines     map[string]int // job id: its line in the spec file
 	primer    *primer        // writes each shared prompt prefix to the provider's cache once
-	// gitMu serializes changes to git worktrees.
+	// gitMu serializes changes to git worktrees; git is the git they are made with.
 	gitMu sync.Mutex
+	git   gitBin
 	// prices caches the price lookups of the run's models.
 	pricesMu sync.Mutex
 	prices   map[string]knownPrice
@@ -356,7 +357,7 @@ func (r *Runner) newRunState(spec *jobs.Spec, plan *Plan, runLog io.Writer, sess
 		slots = 2 * plan.Concurrency
 	}
 	return &runState{
-		r: r, spec: spec, plan: plan,
+		r: r, spec: spec, plan: plan, git: lookGit(), // before any session runs
 		runLog: sink.NewSyncWriter(runLog), stdout: sink.NewSyncWriter(r.opts.Stdout),
 		budget: newRunBudget(spec.Budget), lines: jobLines(spec), primer: newPrimer(r.opts.Now),
 		sessionsDir: sessionsDir, subAgents: make(chan struct{}, slots),

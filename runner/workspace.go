@@ -31,6 +31,7 @@ type workspace struct {
 	// before the session ran: the runner's git names it rather than trusting the
 	// worktree's .git file, which the session may have rewritten.
 	gitDir string
+	git    gitBin
 }
 
 // prepareWorkspace gives s its folder: the spec's folder itself (shared), a fresh copy
@@ -86,7 +87,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	return &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir}, nil
+	return &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir, git: st.git}, nil
 }
 
 // worktreeGitDir reads the git folder of the new worktree dir from its .git file.
@@ -115,14 +116,15 @@ func CheckWorkspaces(ctx context.Context, spec *jobs.Spec, sessions []jobs.Sessi
 // worktreeSource says why dir cannot give worktrees: it is no git work tree, or its
 // HEAD has no commit to check out.
 func worktreeSource(ctx context.Context, dir string) error {
-	out, err := git(ctx, dir, "rev-parse", "--is-inside-work-tree")
+	git := lookGit()
+	out, err := git.run(ctx, dir, "rev-parse", "--is-inside-work-tree")
 	if err != nil || strings.TrimSpace(string(out)) != "true" {
 		if err == nil {
 			err = errors.New("inside the repository's git folder")
 		}
 		return fmt.Errorf("%s is not a git repository (%w)", dir, err)
 	}
-	if _, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+	if _, err := git.run(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
 		return fmt.Errorf("the git repository of %s has no commit at HEAD yet", dir)
 	}
 	return nil
@@ -133,10 +135,10 @@ func worktreeSource(ctx context.Context, dir string) error {
 func (st *runState) addWorktree(ctx context.Context, repo, dst string) error {
 	st.gitMu.Lock()
 	defer st.gitMu.Unlock()
-	if _, err := git(ctx, repo, "worktree", "prune"); err != nil {
+	if _, err := st.git.run(ctx, repo, "worktree", "prune"); err != nil {
 		return err
 	}
-	_, err := git(ctx, repo, "worktree", "add", "--detach", "--force", dst, "HEAD")
+	_, err := st.git.run(ctx, repo, "worktree", "add", "--detach", "--force", dst, "HEAD")
 	return err
 }
 
@@ -150,7 +152,7 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 	// A folder git cannot add (a repository the session made with git init and no
 	// commit, as cargo new and npm init leave) is left out of the patch, not the rest.
 	var partial error
-	if _, err := w.git(ctx, "add", "-A", "--ignore-errors"); err != nil {
+	if _, err := w.gitWork(ctx, "add", "-A", "--ignore-errors"); err != nil {
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 			return err
@@ -165,7 +167,7 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 		// the patch says only that a binary file differs.
 		args = slices.DeleteFunc(args, func(a string) bool { return a == "--binary" })
 	}
-	diff, err := w.git(ctx, args...)
+	diff, err := w.gitWork(ctx, args...)
 	if err != nil {
 		return err
 	}
@@ -180,7 +182,7 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 	}
 	w.gitMu.Lock()
 	defer w.gitMu.Unlock()
-	if _, err := git(ctx, w.repo, "worktree", "prune"); err != nil {
+	if _, err := w.git.run(ctx, w.repo, "worktree", "prune"); err != nil {
 		return err
 	}
 	return partial
@@ -192,18 +194,33 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 var sessionGit = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
 	"-c", "core.untrackedCache=false", "-c", "diff.submodule=short", "-c", "status.submoduleSummary=false"}
 
-// git runs a git command on the worktree w, unconfined, so with the git folder the
+// gitWork runs a git command on the worktree w, unconfined, so with the git folder the
 // runner made for it (not whatever the worktree's .git file names now) and sessionGit:
 // the session wrote every file of the worktree, and no command of its may run here.
-func (w *workspace) git(ctx context.Context, args ...string) ([]byte, error) {
+func (w *workspace) gitWork(ctx context.Context, args ...string) ([]byte, error) {
 	full := append([]string{"--git-dir=" + w.gitDir, "--work-tree=" + w.dir}, sessionGit...)
-	return git(ctx, w.dir, append(full, args...)...)
+	return w.git.run(ctx, w.dir, append(full, args...)...)
 }
 
-// git runs a git command in dir and returns its stdout. It gets of the runner's
+// gitBin is the git executable the runner runs, found on PATH before any session ran
+// (lookGit): a session that may write a folder on PATH ahead of git's own (such as
+// ~/.local/bin under a writable home) could put a program named git there, and the
+// runner's git runs unconfined.
+type gitBin string
+
+// lookGit finds git on PATH; "git", which fails to start, when there is none.
+func lookGit() gitBin {
+	p, err := exec.LookPath("git")
+	if err != nil {
+		return "git"
+	}
+	return gitBin(p)
+}
+
+// run runs a git command in dir and returns its stdout. It gets of the runner's
 // environment only gitEnv's part.
-func git(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+func (g gitBin) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, string(g), append([]string{"-C", dir}, args...)...)
 	cmd.Env = gitEnv(os.Environ())
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

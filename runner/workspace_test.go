@@ -362,3 +362,31 @@ func TestWorktreeGitKeepsTheRunnersSecrets(t *testing.T) {
 	patch := readFile(t, filepath.Join(out, runner.SessionsDir, "ws", runner.PatchFile))
 	assert.Contains(t, patch, "+lower case", "the patch holds the file as it is")
 }
+
+// TestRunnerGitIsTheOneFoundFirst: a folder on the runner's PATH before git's own
+// (~/.local/bin on a CI machine) is writable by the tools. A session puts a program
+// named git there; the runner's git, unconfined, must still be the git it found before
+// any session ran, for the next session's worktree and patch as for the first's.
+func TestRunnerGitIsTheOneFoundFirst(t *testing.T) {
+	requireLevel(t, sandbox.LevelStrict)
+	dir := newRepo(t, nil)
+	bin := filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.Mkdir(bin, 0o755))
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	marker := filepath.Join(t.TempDir(), "escaped")
+	scripts := scriptsWith(t, "plant", `steps:
+  - tool_calls: [{name: Bash, input: {command: "printf '#!/bin/sh\\ntouch `+marker+`\\nexec /usr/bin/git \"$@\"\\n' > `+bin+`/git; chmod +x `+bin+`/git"}}]
+  - text: "Planted."
+`)
+	out := filepath.Join(t.TempDir(), "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+		Run(context.Background(), writeSpec(t, dir, "version: 1\nconcurrency: 1\ndefaults: {tools: [Bash], workspace: {mode: worktree}, sandbox: {level: strict, writable: [\""+bin+"\"]}}\n"+
+			"jobs:\n  - {id: plant, model: plant, prompt: Plant it., repeat: 2}\n"))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 2)
+	require.FileExists(t, filepath.Join(bin, "git"), "the tool planted nothing: the test proves nothing")
+	assert.NoFileExists(t, marker, "ESCAPE: the runner ran the git a session planted on its PATH")
+	for _, row := range sum.Sessions {
+		assert.Equal(t, protocol.StatusSuccess, row.Status, sum.Text())
+	}
+}
