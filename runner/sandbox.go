@@ -288,6 +288,12 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	hidden := []string{st.sessionsDir}
+	if st.outDir != "" {
+		// The other sessions' copies and worktrees: in a batch evaluation the tools
+		// would find the other attempts' work there. The session's own workspace,
+		// bound below, stays.
+		hidden = append(hidden, filepath.Join(st.outDir, WorkspacesDir))
+	}
 	if o.InstructionHome != "" {
 		hidden = append(hidden, absOr(o.InstructionHome))
 	}

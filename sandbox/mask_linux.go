@@ -38,11 +38,19 @@ type hider struct {
 	pinned    map[string]bool // folders of writable binds pinned so far (pinTo)
 }
 
-// hide masks hidden in the new root that binds made.
+// hide masks hidden in the new root that binds made. A hidden folder that holds binds
+// of its own (a session's workspace, among the other sessions' in the run's output
+// folder) keeps them (keep).
 func (h *hider) hide(binds []Bind, hidden []string) error {
 	names := map[string][]string{} // folder → the hidden names in it
 	var dirs []string
 	for _, p := range hidden {
+		if below := bindsBelow(binds, p); len(below) > 0 {
+			if err := h.keep(p, below); err != nil {
+				return err
+			}
+			continue
+		}
 		b, ok := bindOf(binds, p)
 		if !ok || b.Write || b.Path == p {
 			if ok && b.Write && exists(h.root+p) { // what is masked (mask hides what exists)
@@ -326,4 +334,49 @@ func (h *hider) pinTo(folder, p string) error {
 		h.pinned[d] = true
 	}
 	return nil
+}
+
+// bindsBelow are the binds strictly below folder p, parents first, without those below
+// another of them (a recursive bind carries them along).
+func bindsBelow(binds []Bind, p string) []Bind {
+	var out []Bind
+	for _, b := range binds {
+		if strings.HasPrefix(b.Path, p+"/") &&
+			!slices.ContainsFunc(out, func(o Bind) bool { return strings.HasPrefix(b.Path, o.Path+"/") }) {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// keep hides folder p of the new root but for the binds below it: p becomes a
+// read-only tmpfs that holds nothing but them, each bound again, with the mounts below
+// it, from where it was mounted.
+func (h *hider) keep(p string, below []Bind) error {
+	dst := h.root + p
+	fi, err := os.Lstat(dst)
+	if err != nil || !fi.IsDir() {
+		return nil // not visible in the sandbox, nothing to hide
+	}
+	view, err := h.view(dst)
+	if err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", dst, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, fmt.Sprintf("mode=%o", fi.Mode().Perm())); err != nil {
+		return fmt.Errorf("hide %s: %w", p, err)
+	}
+	for _, b := range below {
+		rel := strings.TrimPrefix(b.Path, p)
+		st, err := os.Lstat(view + rel)
+		if err != nil {
+			continue // an optional bind the host does not have
+		}
+		if err := mountPoint(dst+rel, st.IsDir()); err != nil {
+			return err
+		}
+		if err := unix.Mount(view+rel, dst+rel, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("hide %s: keep %s: %w", p, b.Path, err)
+		}
+	}
+	return remount([]string{dst}, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC)
 }
