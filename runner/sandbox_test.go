@@ -33,6 +33,20 @@ func requireLevel(t *testing.T, l sandbox.Level) {
 	}
 }
 
+// confinedLevels runs body as a parallel subtest for each confined level this machine
+// has, in a new folder of its own with its links resolved.
+func confinedLevels(t *testing.T, body func(t *testing.T, level sandbox.Level, dir string)) {
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
+		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
+			requireLevel(t, level)
+			dir, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			body(t, level, dir)
+		})
+	}
+}
+
 // TestRunRefusesAMissingLevel checks that a run whose sessions need a level the
 // machine lacks fails before anything starts: no session folder, no run.json.
 func TestRunRefusesAMissingLevel(t *testing.T) {
@@ -396,44 +410,38 @@ func TestRunSizesTheScratchSpace(t *testing.T) {
 // error_sandbox before any tool runs.
 func TestToolsCannotReplaceTheWorker(t *testing.T) {
 	t.Parallel()
-	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
-		t.Run(string(level), func(t *testing.T) {
-			t.Parallel()
-			requireLevel(t, level)
-			dir, err := filepath.EvalSymlinks(t.TempDir())
-			require.NoError(t, err)
-			tools := filepath.Join(dir, "tools")
-			require.NoError(t, os.Mkdir(tools, 0o755))
-			bin := filepath.Join(tools, "agentrun-worker")
-			orig, err := os.ReadFile(workertest.Bin(t))
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(bin, orig, 0o755))
-			scripts := scriptsWith(t, "replace", `steps:
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		tools := filepath.Join(dir, "tools")
+		require.NoError(t, os.Mkdir(tools, 0o755))
+		bin := filepath.Join(tools, "agentrun-worker")
+		orig, err := os.ReadFile(workertest.Bin(t))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(bin, orig, 0o755))
+		scripts := scriptsWith(t, "replace", `steps:
   - tool_calls: [{name: Bash, input: {command: "rm -f `+bin+`; printf '#!/bin/sh\\ntouch `+dir+`/escaped\\n' > `+bin+`; chmod +x `+bin+`; ls -l `+bin+`"}}]
   - text: "Replaced."
 `)
-			out := filepath.Join(t.TempDir(), "out")
-			spec := writeSpec(t, dir, "version: 1\nconcurrency: 1\ndefaults: {tools: [Bash], sandbox: {level: "+string(level)+", writable: [\""+tools+"\"]}}\n"+
-				"jobs:\n  - {id: replace, model: replace, prompt: Replace it., repeat: 2}\n")
-			sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ(),
-				Sandbox: runner.SandboxOptions{Binary: bin}}).Run(context.Background(), spec)
-			require.NoError(t, err)
-			require.Len(t, sum.Sessions, 2)
-			now, err := os.ReadFile(bin)
-			require.NoError(t, err)
-			assert.True(t, bytes.Equal(orig, now), "ESCAPE at level %s: a tool rewrote the worker's executable", level)
-			assert.NoFileExists(t, filepath.Join(dir, "escaped"), "ESCAPE at level %s: the tools' worker ran unconfined", level)
-			for _, row := range sum.Sessions {
-				if level == sandbox.LevelLandlock {
-					assert.Equal(t, protocol.StatusSandbox, row.Status, sum.Text())
-					if assert.NotNil(t, row.Error) {
-						assert.Contains(t, row.Error.Message, bin)
-						assert.Contains(t, row.Error.Message, "install agentrun")
-					}
-					continue
+		out := filepath.Join(t.TempDir(), "out")
+		spec := writeSpec(t, dir, "version: 1\nconcurrency: 1\ndefaults: {tools: [Bash], sandbox: {level: "+string(level)+", writable: [\""+tools+"\"]}}\n"+
+			"jobs:\n  - {id: replace, model: replace, prompt: Replace it., repeat: 2}\n")
+		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ(),
+			Sandbox: runner.SandboxOptions{Binary: bin}}).Run(context.Background(), spec)
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 2)
+		now, err := os.ReadFile(bin)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(orig, now), "ESCAPE at level %s: a tool rewrote the worker's executable", level)
+		assert.NoFileExists(t, filepath.Join(dir, "escaped"), "ESCAPE at level %s: the tools' worker ran unconfined", level)
+		for _, row := range sum.Sessions {
+			if level == sandbox.LevelLandlock {
+				assert.Equal(t, protocol.StatusSandbox, row.Status, sum.Text())
+				if assert.NotNil(t, row.Error) {
+					assert.Contains(t, row.Error.Message, bin)
+					assert.Contains(t, row.Error.Message, "install agentrun")
 				}
-				assert.Equal(t, protocol.StatusSuccess, row.Status, sum.Text())
+				continue
 			}
-		})
-	}
+			assert.Equal(t, protocol.StatusSuccess, row.Status, sum.Text())
+		}
+	})
 }

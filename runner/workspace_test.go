@@ -398,39 +398,33 @@ func TestRunnerGitIsTheOneFoundFirst(t *testing.T) {
 // attempts' work.
 func TestSessionsCannotReadEachOthersWorkspaces(t *testing.T) {
 	t.Parallel()
-	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
-		t.Run(string(level), func(t *testing.T) {
-			t.Parallel()
-			requireLevel(t, level)
-			dir, err := filepath.EvalSymlinks(t.TempDir())
-			require.NoError(t, err)
-			ws := filepath.Join(dir, "ws")
-			require.NoError(t, os.Mkdir(ws, 0o755))
-			out := filepath.Join(dir, "out")
-			scripts := scriptsWith(t, "peek", `steps:
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		ws := filepath.Join(dir, "ws")
+		require.NoError(t, os.Mkdir(ws, 0o755))
+		out := filepath.Join(dir, "out")
+		scripts := scriptsWith(t, "peek", `steps:
   - tool_calls: [{name: Bash, input: {command: "od -An -N12 -tx1 /dev/urandom | tr -d ' \\n' > answer.txt; cat `+out+`/workspaces/*/answer.txt; ls `+out+`/workspaces"}}]
   - text: "Peeked."
 `)
-			// The folder that holds the output folder is readable, as a home or a
-			// checkout is with the external read bit.
-			spec := writeSpec(t, dir, "version: 1\nconcurrency: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", workspace: {dir: ws, mode: copy}, sandbox: {level: "+string(level)+", readable: [\""+dir+"\"]}}\n"+
-				"jobs:\n  - {id: peek, model: peek, prompt: Peek., repeat: 2}\n")
-			sum, err := newRunner(t, runner.Options{Out: out, Home: dir, Providers: newInProcess(scripts), Environ: os.Environ()}).
-				Run(context.Background(), spec)
-			require.NoError(t, err)
-			require.Len(t, sum.Sessions, 2)
-			first, second := sum.Sessions[0].Key, sum.Sessions[1].Key
-			require.FileExists(t, filepath.Join(out, runner.WorkspacesDir, first, "answer.txt"), "the first session left no answer: the test proves nothing")
-			var output string
-			for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, second, runner.StreamFile), false) {
-				if m.Kind == protocol.KindToolResult {
-					output = m.Result.Content
-				}
+		// The folder that holds the output folder is readable, as a home or a
+		// checkout is with the external read bit.
+		spec := writeSpec(t, dir, "version: 1\nconcurrency: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", workspace: {dir: ws, mode: copy}, sandbox: {level: "+string(level)+", readable: [\""+dir+"\"]}}\n"+
+			"jobs:\n  - {id: peek, model: peek, prompt: Peek., repeat: 2}\n")
+		sum, err := newRunner(t, runner.Options{Out: out, Home: dir, Providers: newInProcess(scripts), Environ: os.Environ()}).
+			Run(context.Background(), spec)
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 2)
+		first, second := sum.Sessions[0].Key, sum.Sessions[1].Key
+		require.FileExists(t, filepath.Join(out, runner.WorkspacesDir, first, "answer.txt"), "the first session left no answer: the test proves nothing")
+		var output string
+		for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, second, runner.StreamFile), false) {
+			if m.Kind == protocol.KindToolResult {
+				output = m.Result.Content
 			}
-			theirs := readFile(t, filepath.Join(out, runner.WorkspacesDir, first, "answer.txt"))
-			require.Len(t, theirs, 24, "the first session's answer")
-			assert.NotContains(t, output, theirs, "LEAK at level %s: the second session read the first's workspace:\n%s", level, output)
-			assert.FileExists(t, filepath.Join(out, runner.WorkspacesDir, second, "answer.txt"), "the second session could not write its own workspace")
-		})
-	}
+		}
+		theirs := readFile(t, filepath.Join(out, runner.WorkspacesDir, first, "answer.txt"))
+		require.Len(t, theirs, 24, "the first session's answer")
+		assert.NotContains(t, output, theirs, "LEAK at level %s: the second session read the first's workspace:\n%s", level, output)
+		assert.FileExists(t, filepath.Join(out, runner.WorkspacesDir, second, "answer.txt"), "the second session could not write its own workspace")
+	})
 }
