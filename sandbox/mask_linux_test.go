@@ -16,6 +16,7 @@ import (
 
 func init() {
 	childScenarios["hide"] = hideChild
+	childScenarios["keep"] = keepChild
 }
 
 // hideChild runs in the namespaces of level strict. It binds $HIDE_DIR/host read-only at
@@ -28,13 +29,7 @@ func hideChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fail(err)
-	}
-	if err := unix.Mount(filepath.Join(dir, "host"), d, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fail(err)
-	}
-	if err := remount([]string{d}, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV); err != nil {
+	if err := bindHostReadOnly(dir, d); err != nil {
 		return fail(err)
 	}
 	h := &hider{root: filepath.Join(dir, "new"), stage: filepath.Join(dir, "stage"), devNull: "/dev/null", mountinfo: "/proc/self/mountinfo"}
@@ -83,33 +78,12 @@ func TestHideByName(t *testing.T) {
 			for name, content := range map[string]string{"secret.txt": "first-secret", "plain.txt": "plain", "sub/inner.txt": "inner"} {
 				require.NoError(t, os.WriteFile(filepath.Join(host, name), []byte(content+"\n"), 0o644))
 			}
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), childEnv+"=hide", "HIDE_DIR="+dir, "HIDE_HOW="+how)
-			cmd.SysProcAttr = SysProcAttr(LevelStrict)
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			in, err := cmd.StdinPipe()
-			require.NoError(t, err)
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			lines := bufio.NewScanner(out)
-			ready := lines.Scan() && lines.Text() == "ready=1"
-			if ready {
+			got := runReadyChild(t, "hide", func() {
 				// As useradd replaces /etc/shadow: a new file renamed over it.
 				require.NoError(t, os.WriteFile(filepath.Join(host, "new-secret"), []byte("second-secret\n"), 0o644))
 				require.NoError(t, os.Rename(filepath.Join(host, "new-secret"), filepath.Join(host, "secret.txt")))
 				require.NoError(t, os.WriteFile(filepath.Join(host, "late.txt"), []byte("late\n"), 0o644))
-			}
-			_, _ = in.Write([]byte("go\n"))
-			got := map[string]string{}
-			for lines.Scan() {
-				if k, v, ok := strings.Cut(lines.Text(), "="); ok {
-					got[k] = v
-				}
-			}
-			require.NoError(t, cmd.Wait(), "child: %s", stderr.String())
-			require.True(t, ready, "the child did not get ready: %s", stderr.String())
+			}, "HIDE_DIR="+dir, "HIDE_HOW="+how)
 			assert.NotContains(t, got["secret.txt"], "first-secret", "ESCAPE: the hidden file shows")
 			assert.NotContains(t, got["secret.txt"], "second-secret", "ESCAPE: the file renamed over the hidden one shows")
 			assert.Contains(t, got["secret.txt"], "no such file", "the hidden file is not absent")
@@ -121,8 +95,126 @@ func TestHideByName(t *testing.T) {
 			} else {
 				assert.Contains(t, got["late.txt"], "no such file", "a rebuilt folder shows what it held when it was rebuilt")
 			}
-			_, err = os.Stat(filepath.Join(host, "new.txt"))
-			assert.True(t, os.IsNotExist(err), "the child wrote to the host folder")
+			assert.NoFileExists(t, filepath.Join(host, "new.txt"), "the child wrote to the host folder")
 		})
 	}
+}
+
+// keepChild runs in the namespaces of level strict. It binds $HIDE_DIR/host read-only at
+// $HIDE_DIR/new/d and $HIDE_DIR/host/own writable at new/d/own, as a session's
+// workspace among the others, hides d but for own (hider.keep), says ready, and once its
+// input has a line reports what it sees and writes.
+func keepChild() int {
+	dir := os.Getenv("HIDE_DIR")
+	root := filepath.Join(dir, "new")
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	d := filepath.Join(root, "d")
+	if err := bindHostReadOnly(dir, d); err != nil {
+		return fail(err)
+	}
+	if err := unix.Mount(filepath.Join(dir, "host", "own"), filepath.Join(d, "own"), "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fail(err)
+	}
+	h := &hider{root: root, stage: filepath.Join(dir, "stage"), devNull: "/dev/null", mountinfo: "/proc/self/mountinfo"}
+	if err := h.keep("/d", bindsBelow([]Bind{{Path: "/d"}, {Path: "/d/own", Write: true}}, "/d")); err != nil {
+		return fail(err)
+	}
+	report("ready", 1)
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return fail(err)
+	}
+	for _, name := range []string{"other/answer.txt", "own/answer.txt", "late/answer.txt"} {
+		b, err := os.ReadFile(filepath.Join(d, name))
+		if err != nil {
+			report(name, "error "+err.Error())
+			continue
+		}
+		report(name, strings.TrimSpace(string(b)))
+	}
+	entries, _ := os.ReadDir(d)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	report("list", strings.Join(names, ","))
+	report("write_own", fmt.Sprint(os.WriteFile(filepath.Join(d, "own", "new.txt"), []byte("mine\n"), 0o644)))
+	report("write_beside", fmt.Sprint(os.WriteFile(filepath.Join(d, "new.txt"), []byte("x"), 0o644)))
+	return 0
+}
+
+// TestKeepHidesAllButTheBinds hides a folder that holds a writable bind, as the run's
+// workspaces folder holds a session's own: the other entries, those the host adds
+// later included, are gone, the bind is there and writable, and nothing can be added
+// beside it.
+func TestKeepHidesAllButTheBinds(t *testing.T) {
+	if err := Probe().Supports(LevelStrict); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	host := filepath.Join(dir, "host")
+	for _, d := range []string{filepath.Join(host, "other"), filepath.Join(host, "own"), filepath.Join(dir, "new", "d"), filepath.Join(dir, "stage")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	for name, content := range map[string]string{"other/answer.txt": "theirs", "own/answer.txt": "mine"} {
+		require.NoError(t, os.WriteFile(filepath.Join(host, name), []byte(content+"\n"), 0o644))
+	}
+	got := runReadyChild(t, "keep", func() {
+		require.NoError(t, os.MkdirAll(filepath.Join(host, "late"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(host, "late", "answer.txt"), []byte("later\n"), 0o644))
+	}, "HIDE_DIR="+dir)
+	assert.Contains(t, got["other/answer.txt"], "no such file", "LEAK: another entry of the hidden folder shows")
+	assert.Contains(t, got["late/answer.txt"], "no such file", "LEAK: an entry the host added later shows")
+	assert.Equal(t, "mine", got["own/answer.txt"])
+	assert.Equal(t, "own", got["list"], "the hidden folder holds the kept bind alone")
+	assert.Equal(t, "<nil>", got["write_own"], "the kept bind is not writable")
+	assert.Contains(t, got["write_beside"], "read-only file system", "something can be added beside the kept bind")
+	assert.FileExists(t, filepath.Join(host, "own", "new.txt"), "the write to the kept bind did not reach the host")
+	assert.NoFileExists(t, filepath.Join(host, "new.txt"))
+}
+
+// bindHostReadOnly makes this process's mounts private and binds $dir/host read-only at
+// d, as a read-only bind of a sandbox's root is.
+func bindHostReadOnly(dir, d string) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return err
+	}
+	if err := unix.Mount(filepath.Join(dir, "host"), d, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	return remount([]string{d}, unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV)
+}
+
+// runReadyChild runs scenario in the namespaces of level strict: once it reports
+// ready, whenReady changes the host, and a line on its input has it report what it
+// sees, which runReadyChild returns, key by key.
+func runReadyChild(t *testing.T, scenario string, whenReady func(), env ...string) map[string]string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(append(os.Environ(), childEnv+"="+scenario), env...)
+	cmd.SysProcAttr = SysProcAttr(LevelStrict)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := bufio.NewScanner(out)
+	ready := lines.Scan() && lines.Text() == "ready=1"
+	if ready {
+		whenReady()
+	}
+	_, _ = in.Write([]byte("go\n"))
+	got := map[string]string{}
+	for lines.Scan() {
+		if k, v, ok := strings.Cut(lines.Text(), "="); ok {
+			got[k] = v
+		}
+	}
+	require.NoError(t, cmd.Wait(), "child: %s", stderr.String())
+	require.True(t, ready, "the child did not get ready: %s", stderr.String())
+	return got
 }
