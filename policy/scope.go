@@ -46,7 +46,9 @@ var systemDirs = []string{
 }
 
 // tempDirs are shared scratch directories that need no bits (for direct paths only).
-var tempDirs = []string{"/tmp", "/var/tmp", "/private/tmp"}
+// /dev/shm is one as /tmp is: at level strict both are the session's private scratch
+// space, at landlock both out of reach but for the session's TMPDIR.
+var tempDirs = []string{"/tmp", "/var/tmp", "/private/tmp", "/dev/shm"}
 
 // harmlessDevices are device files every command and file tool may use. /dev/stdout,
 // /dev/fd/N and the like are not among them: for a file tool they would be agentrun's

@@ -66,6 +66,8 @@ func TestScopePath(t *testing.T) {
 		{"/proc/self/fd/3", scopeSystem},
 		{"/dev/tcp/example.com/80", scopeNetwork},
 		{"/tmp/scratch.txt", scopeNone},
+		{"/dev/shm/scratch.bin", scopeNone},
+		{"/dev/shm/../sda", scopeSystem},
 		{"/tmp/../etc/passwd", scopeSystem},
 		{"~", scopeExternal},
 		{"~/notes.txt", scopeExternal},
