@@ -207,13 +207,13 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	}
 	own := append(slices.Clone(req.Hidden), opts.Hidden...) // the runner's state
 	exe := absOr(binary)
-	if spec.Writes(exe) || spec.Writes(pathname.Real(exe)) {
+	if spec.Writes(exe) {
 		// Every worker starts from this file unconfined and confines itself: a tool
 		// that replaced it would run its code outside the sandbox at the next start.
 		// Hidden, it is a mount the tools cannot remove or write (level strict).
 		own = append(own, exe)
 	}
-	if req.Out != "" && (spec.Writes(req.Out) || spec.Writes(pathname.Real(req.Out))) {
+	if req.Out != "" && spec.Writes(req.Out) {
 		// A folder the tools may write holds the output folder (a shared workspace, a
 		// writable path): they could move the folder, or one on its way, and leave a
 		// link to another in its place, and the runner would write its reports there.
@@ -226,7 +226,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 		if h, folder, ok := spec.HiddenInWritable(hidden); ok {
 			fix := "work in a folder that does not hold it, or give bash_mode the system read bit, which shows it"
 			switch {
-			case h == exe || h == pathname.Real(exe):
+			case pathname.Real(h) == pathname.Real(exe): // exe, by whichever name
 				fix = "install agentrun (its worker's executable) outside the folders the tools may write"
 			case slices.Contains(own, h):
 				fix = "put it outside (the run's output folder: --out outside the workspace)"

@@ -341,8 +341,7 @@ func (h *hider) pinTo(folder, p string) error {
 func bindsBelow(binds []Bind, p string) []Bind {
 	var out []Bind
 	for _, b := range binds {
-		if strings.HasPrefix(b.Path, p+"/") &&
-			!slices.ContainsFunc(out, func(o Bind) bool { return strings.HasPrefix(b.Path, o.Path+"/") }) {
+		if below(p, b.Path) && !slices.ContainsFunc(out, func(o Bind) bool { return below(o.Path, b.Path) }) {
 			out = append(out, b)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/agentrun/agentrun/pathname"
 	"golang.org/x/sys/unix"
 )
 
@@ -212,7 +213,7 @@ func mountsUnder(mountinfo, dir string) ([]string, error) {
 			continue
 		}
 		p := unescapeMount(fields[4])
-		if p == dir || strings.HasPrefix(p, dir+"/") {
+		if pathname.Within(dir, p) {
 			out = append(out, p)
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentrun/agentrun/pathname"
 )
 
 // Perm is one octal digit of a bash_mode: read=4, write=2, execute=1.
@@ -163,13 +165,15 @@ func (s Spec) HiddenInWritable(hidden []string) (path, folder string, ok bool) {
 // itself) and exists.
 func existingBelow(dir string, hidden []string) (string, bool) {
 	for _, h := range hidden {
-		below := strings.HasPrefix(h, dir+"/") || (dir == "/" && h != "/")
-		if below && exists(h) {
+		if below(dir, h) && exists(h) {
 			return h, true
 		}
 	}
 	return "", false
 }
+
+// below reports whether path p lies below folder dir, not at it.
+func below(dir, p string) bool { return p != dir && pathname.Within(dir, p) }
 
 // exists reports whether path is there (a link counts, wherever it leads).
 func exists(path string) bool {
@@ -239,11 +243,17 @@ func (s Spec) Binds() []Bind {
 	return b
 }
 
-// Writes reports whether the tools may write host path p: whether the bind that makes
-// it visible is writable.
+// Writes reports whether the tools may write host path p, by any name the host gives
+// it (resolvedForms): whether the bind that makes one of them visible is writable. It
+// must run on the host.
 func (s Spec) Writes(p string) bool {
-	b, ok := bindOf(s.Binds(), p)
-	return ok && b.Write
+	binds := s.Binds()
+	for _, f := range append([]string{p}, resolvedForms(p)...) {
+		if b, ok := bindOf(binds, f); ok && b.Write {
+			return true
+		}
+	}
+	return false
 }
 
 // bindOf is the bind that makes path visible: the deepest one at or above it.
@@ -251,7 +261,7 @@ func bindOf(binds []Bind, path string) (Bind, bool) {
 	var best Bind
 	found := false
 	for _, b := range binds {
-		if (path == b.Path || strings.HasPrefix(path, b.Path+"/")) && (!found || len(b.Path) > len(best.Path)) {
+		if pathname.Within(b.Path, path) && (!found || len(b.Path) > len(best.Path)) {
 			best, found = b, true
 		}
 	}

@@ -41,7 +41,7 @@ var allowedImports = map[string][]string{
 	"policy":                  {"pathname"},
 	"agent/tools":             {"policy", "pathname", "protocol", "textcut", "golang.org/x/sys"},
 	"agent":                   {"agent/tools", "policy", "pathname", "protocol", "textcut", "golang.org/x/sys"},
-	"sandbox":                 kernelLibs,
+	"sandbox":                 append([]string{"pathname"}, kernelLibs...),
 	"sandbox/netproxy":        {"protocol", "golang.org/x/sys"},
 	"sandbox/escape":          {},
 	"worker":                  append([]string{"agent/tools", "policy", "pathname", "protocol", "textcut", "sandbox"}, kernelLibs...),
