@@ -21,10 +21,10 @@ func (a *App) cmdSandbox(_ context.Context, args []string) error {
 	if len(pos) != 1 || pos[0] != "check" {
 		return usagef("sandbox: want 'agentrun sandbox check'")
 	}
-	if err := sandbox.Probe().WriteText(a.Stdout); err != nil {
+	rep := sandbox.Probe() // it starts a child in new namespaces: once
+	if err := rep.WriteText(a.Stdout); err != nil {
 		return err
 	}
-	rep := sandbox.Probe()
 	var lines []string
 	if denied := sandbox.DeniedSyscalls(); len(denied) > 0 {
 		lines = append(lines, "seccomp refuses: "+strings.Join(denied, ", "))
