@@ -240,8 +240,8 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	runLogBuf := bufio.NewWriterSize(runLog, 64<<10)
 
 	// No tool may see the artifacts of the run's sessions.
-	st := r.newRunState(spec, plan, runLogBuf, filepath.Join(absOr(r.opts.Out), SessionsDir))
-	st.outDir = absOr(r.opts.Out)
+	st := r.newRunState(spec, plan, runLogBuf, filepath.Join(r.opts.Out, SessionsDir))
+	st.outDir = r.opts.Out // absolute and real since the folder was made
 	st.results = make([]*protocol.Result, len(plan.Run))
 	if len(plan.Resolved) == len(plan.Run) {
 		st.resolved = make(map[string]ProviderInfo, len(plan.Run))
