@@ -367,18 +367,19 @@ func (sb *Sandbox) Close() error {
 // job declares.
 func toolEnv(base []string, declared map[string]string) []string {
 	keep := map[string]bool{"PATH": true, "HOME": true, "LANG": true, "TERM": true, "AGENTRUN_PROCESS_TAG": true}
-	var picked []string
+	// Never nil (an empty environment, not the runner's): pickEnv's result is not.
+	return procEnv(pickEnv(base, func(name string) bool { return keep[name] }), declared)
+}
+
+// pickEnv is the part of environment base whose variables keep names.
+func pickEnv(base []string, keep func(name string) bool) []string {
+	picked := []string{}
 	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		if keep[name] {
+		if name, _, _ := strings.Cut(kv, "="); keep(name) {
 			picked = append(picked, kv)
 		}
 	}
-	env := procEnv(picked, declared)
-	if env == nil {
-		env = []string{}
-	}
-	return env
+	return picked
 }
 
 // expandHome makes ~ and ~/x absolute against home (the user's home directory when

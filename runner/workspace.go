@@ -240,14 +240,9 @@ var gitKept = map[string]bool{"PATH": true, "HOME": true, "USER": true, "LANG": 
 
 // gitEnv is the part of environment base that the runner's git gets.
 func gitEnv(base []string) []string {
-	env := []string{}
-	for _, kv := range base {
-		name, _, _ := strings.Cut(kv, "=")
-		if gitKept[name] || strings.HasPrefix(name, "GIT_CONFIG") || strings.HasPrefix(name, "LC_") {
-			env = append(env, kv)
-		}
-	}
-	return env
+	return pickEnv(base, func(name string) bool {
+		return gitKept[name] || strings.HasPrefix(name, "GIT_CONFIG") || strings.HasPrefix(name, "LC_")
+	})
 }
 
 // copyTree copies the folder src to dst, keeping modes and symlinks, and skipping skip
