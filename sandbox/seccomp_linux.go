@@ -228,11 +228,7 @@ func socketRule(sockets Sockets, allow, eperm unix.SockFilter) []unix.SockFilter
 	}
 	if sockets.Netlink != nil {
 		// The protocol's check ends in the allow every other jump lands on.
-		protocols := make([]uint32, len(sockets.Netlink))
-		for i, p := range sockets.Netlink {
-			protocols[i] = uint32(p)
-		}
-		return append(body, onValues(2, protocols, allow, eperm)...)
+		return append(body, onValues(2, args32(sockets.Netlink, 1), allow, eperm)...)
 	}
 	return append(body, allow)
 }
@@ -247,14 +243,8 @@ func signalRules(s Signals, allow, eperm unix.SockFilter) []unix.SockFilter {
 	if !s.guards() {
 		return nil
 	}
-	pids := make([]uint32, 0, len(s.Pids))
-	for _, p := range s.Pids {
-		pids = append(pids, uint32(p))
-	}
-	owners := slices.Clone(pids) // a pid, or a group as its negative
-	for _, g := range s.Groups {
-		owners = append(owners, uint32(-g))
-	}
+	pids, groups := args32(s.Pids, 1), args32(s.Groups, 1)
+	owners := append(slices.Clone(pids), args32(s.Groups, -1)...) // a pid, or a group as its negative
 	var prog []unix.SockFilter
 	prog = append(prog, onCall(unix.SYS_KILL, onValues(0, append(slices.Clone(owners), allProcesses), eperm, allow)...)...)
 	for _, nr := range []uint32{unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_TGSIGQUEUEINFO, unix.SYS_PIDFD_OPEN} {
@@ -266,10 +256,6 @@ func signalRules(s Signals, allow, eperm unix.SockFilter) []unix.SockFilter {
 	// package among them) fall back to kill(2).
 	prog = append(prog, onCall(unix.SYS_PIDFD_SEND_SIGNAL, retErrno(unix.ENOSYS))...)
 	// Nor may a tool join one of the groups, where kill(0), its own group, would reach.
-	groups := make([]uint32, 0, len(s.Groups))
-	for _, g := range s.Groups {
-		groups = append(groups, uint32(g))
-	}
 	prog = append(prog, onCall(unix.SYS_SETPGID, onValues(1, groups, eperm, allow)...)...)
 	setOwn := onValues(2, owners, eperm, allow)
 	prog = append(prog, onCall(unix.SYS_FCNTL, append([]unix.SockFilter{
@@ -279,6 +265,15 @@ func signalRules(s Signals, allow, eperm unix.SockFilter) []unix.SockFilter {
 		allow,
 	}, append(setOwn, eperm)...)...)...)
 	return prog
+}
+
+// args32 are values, each times sign, as the filter reads an argument: its low 32 bits.
+func args32(values []int, sign int) []uint32 {
+	out := make([]uint32, len(values))
+	for i, v := range values {
+		out[i] = uint32(sign * v)
+	}
+	return out
 }
 
 // allProcesses is kill(2)'s pid -1, every process the caller may signal, as the
