@@ -386,12 +386,9 @@ func TestRunSizesTheScratchSpace(t *testing.T) {
 		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Bash], sandbox: {level: strict, scratch_mib: 8}}\njobs:\n  - {id: fill, model: fill, prompt: Fill it.}\n"))
 	require.NoError(t, err)
 	require.Len(t, sum.Sessions, 1)
-	var output string
-	for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "fill", runner.StreamFile), false) {
-		if m.Kind == protocol.KindToolResult {
-			output = m.Result.Content
-		}
-	}
+	results := toolResults(t, out, "fill")
+	require.Len(t, results, 1)
+	output := results[0].Content
 	assert.Contains(t, output, "No space left on device", "the second write fit: %s", output)
 	assert.NotContains(t, output, "status=0", output)
 	total := regexp.MustCompile(`(\d+)\ttotal`).FindStringSubmatch(output)

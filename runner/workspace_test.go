@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/transport/scripted"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,10 +38,8 @@ func runWorkspace(t *testing.T, specDir, out string, mode string) *runner.Summar
 	verifyOut(t, out, sum)
 	for _, row := range sum.Sessions {
 		assert.Equal(t, protocol.StatusSuccess, row.Status, "%s: %+v", row.Key, row.Error)
-		for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, row.Key, runner.StreamFile), false) {
-			if m.Kind == protocol.KindToolResult {
-				assert.False(t, m.Result.IsError, "%s: %s", row.Key, m.Result.Content)
-			}
+		for _, r := range toolResults(t, out, row.Key) {
+			assert.False(t, r.IsError, "%s: %s", row.Key, r.Content)
 		}
 	}
 	return sum
@@ -217,6 +216,35 @@ const gitEscapeScript = `steps:
   - text: "Done."
 `
 
+// runOneWorktree runs one session, ws, of the script model in a worktree of the
+// repository dir, with the Write tool, requires that every Write succeeded, and
+// returns the run's output folder.
+func runOneWorktree(t *testing.T, dir string, scripts map[string]*scripted.Script, model string) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts)}).
+		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Write], workspace: {mode: worktree}}\njobs:\n  - {id: ws, model: "+model+", prompt: Change it.}\n"))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 1)
+	for _, r := range toolResults(t, out, "ws") {
+		require.False(t, r.IsError, "a Write failed, so the test proves nothing: %s", r.Content)
+	}
+	return out
+}
+
+// toolResults are the tool results in the stream.jsonl of session key of the run
+// whose output folder is out.
+func toolResults(t *testing.T, out, key string) []protocol.ToolResult {
+	t.Helper()
+	var results []protocol.ToolResult
+	for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, key, runner.StreamFile), false) {
+		if m.Kind == protocol.KindToolResult {
+			results = append(results, m.Result)
+		}
+	}
+	return results
+}
+
 // TestWorktreeRunsNoConfigOfTheSession runs a worktree session that makes its
 // worktree's .git name a repository of its own, configured to run commands (a clean
 // filter, an fsmonitor hook): the runner's git commands on the worktree, which run
@@ -225,16 +253,7 @@ func TestWorktreeRunsNoConfigOfTheSession(t *testing.T) {
 	t.Parallel()
 	dir := newRepo(t, nil)
 	scripts := scriptsWith(t, "gitescape", gitEscapeScript)
-	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts)}).
-		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Write], workspace: {mode: worktree}}\njobs:\n  - {id: ws, model: gitescape, prompt: Change it.}\n"))
-	require.NoError(t, err)
-	require.Len(t, sum.Sessions, 1)
-	for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "ws", runner.StreamFile), false) {
-		if m.Kind == protocol.KindToolResult {
-			require.False(t, m.Result.IsError, "a Write failed, so the test proves nothing: %s", m.Result.Content)
-		}
-	}
+	out := runOneWorktree(t, dir, scripts, "gitescape")
 	assert.NoFileExists(t, filepath.Join(out, "escaped.txt"), "ESCAPE: the runner's git ran the session's clean filter")
 	assert.NoFileExists(t, filepath.Join(out, "escaped-fsmonitor.txt"), "ESCAPE: the runner's git ran the session's fsmonitor hook")
 	assert.NoFileExists(t, filepath.Join(out, "escaped-nested.txt"), "ESCAPE: the runner's git ran a nested repository's config")
@@ -342,16 +361,7 @@ func TestWorktreeGitKeepsTheRunnersSecrets(t *testing.T) {
       - {name: Write, input: {path: notes.txt, content: "lower case\n"}}
   - text: "Done."
 `)
-	out := filepath.Join(t.TempDir(), "out")
-	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts)}).
-		Run(context.Background(), writeSpec(t, dir, "version: 1\ndefaults: {tools: [Write], workspace: {mode: worktree}}\njobs:\n  - {id: ws, model: attrs, prompt: Change it.}\n"))
-	require.NoError(t, err)
-	require.Len(t, sum.Sessions, 1)
-	for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "ws", runner.StreamFile), false) {
-		if m.Kind == protocol.KindToolResult {
-			require.False(t, m.Result.IsError, "a Write failed, so the test proves nothing: %s", m.Result.Content)
-		}
-	}
+	out := runOneWorktree(t, dir, scripts, "attrs")
 	entries, err := os.ReadDir(marks)
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -416,12 +426,9 @@ func TestSessionsCannotReadEachOthersWorkspaces(t *testing.T) {
 		require.Len(t, sum.Sessions, 2)
 		first, second := sum.Sessions[0].Key, sum.Sessions[1].Key
 		require.FileExists(t, filepath.Join(out, runner.WorkspacesDir, first, "answer.txt"), "the first session left no answer: the test proves nothing")
-		var output string
-		for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, second, runner.StreamFile), false) {
-			if m.Kind == protocol.KindToolResult {
-				output = m.Result.Content
-			}
-		}
+		results := toolResults(t, out, second)
+		require.Len(t, results, 1)
+		output := results[0].Content
 		theirs := readFile(t, filepath.Join(out, runner.WorkspacesDir, first, "answer.txt"))
 		require.Len(t, theirs, 24, "the first session's answer")
 		assert.NotContains(t, output, theirs, "LEAK at level %s: the second session read the first's workspace:\n%s", level, output)
