@@ -83,6 +83,7 @@ func resolve(st Settings, dir string) Resolved {
 		r.Sandbox.Writable = resolvePaths(dir, sb.Writable)
 		r.Sandbox.Readable = resolvePaths(dir, sb.Readable)
 		set(&r.Sandbox.ScratchMiB, sb.ScratchMiB)
+		set(&r.Sandbox.MemoryMiB, sb.MemoryMiB)
 	}
 	if n := st.Network; n != nil {
 		r.Network.Allow = resolveHosts(n.Allow)

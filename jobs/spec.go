@@ -118,7 +118,8 @@ type SandboxSettings struct {
 	Level      *SandboxLevel `yaml:"level" doc:"strict, landlock or off (off must be written out); absent means the strongest level the machine supports."`
 	Writable   []string      `yaml:"writable" check:"path" doc:"Extra paths the tools may write, besides the workspace and a private /tmp: absolute, ~ or ~/… (the home directory), or relative to the spec file's directory. A job's list replaces the defaults' list."`
 	Readable   []string      `yaml:"readable" check:"path" doc:"Extra paths the tools may read even when bash_mode's external digit has no read bit; written like writable. A job's list replaces the defaults' list."`
-	ScratchMiB *int64        `yaml:"scratch_mib" limit:"positive" doc:"Size in MiB of a session's scratch space at level strict: one tmpfs, in memory, holding its private /tmp and /dev/shm and, where the home directory is not visible, the home directory; a write past it fails with ENOSPC. Default a quarter of the machine's memory, at most 4096."`
+	ScratchMiB *int64        `yaml:"scratch_mib" limit:"positive" doc:"Size in MiB of a session's scratch space at level strict: one tmpfs, in memory, holding its private /tmp and /dev/shm and, where the home directory is not visible, the home directory; a write past it fails with ENOSPC. Default a quarter of the machine's memory, at most 4096; at most half of memory_mib."`
+	MemoryMiB  *int64        `yaml:"memory_mib" limit:"positive" doc:"Memory limit in MiB of a session's tools, their processes and the scratch space together, held by a memory cgroup where agentrun may make one (as root); past it the kernel kills the session's largest tool process, and the session goes on. Default half of the machine's memory."`
 }
 
 // NetworkSettings limit the hosts a session's tools reach, as written; nil means absent.
@@ -176,6 +177,8 @@ type Sandbox struct {
 	Readable []string     `json:"readable,omitempty"`
 	// ScratchMiB is 0 for the default size.
 	ScratchMiB int64 `json:"scratch_mib,omitempty"`
+	// MemoryMiB is 0 for the default limit.
+	MemoryMiB int64 `json:"memory_mib,omitempty"`
 }
 
 // Network is a resolved network allow list of host names, IP addresses, "*.domain"

@@ -78,7 +78,7 @@ func (r *Runner) checkSandbox(sessions []jobs.Session) error {
 	if len(seen) > 1 || !seen[sandbox.LevelOff] {
 		// A run killed with SIGKILL before this one could not remove its sessions'
 		// cgroups; this run's go next to them.
-		if n, err := sandbox.RemoveStalePids(); err != nil {
+		if n, err := sandbox.RemoveStaleCgroups(); err != nil {
 			r.log.Warn("remove stale session cgroups", zapErr(err))
 		} else if n > 0 {
 			r.log.Info("removed the session cgroups of runs that were killed", zap.Int("cgroups", n))
@@ -145,6 +145,8 @@ type sandboxRequest struct {
 	// Scratch is the size in bytes of the scratch space (level strict); 0 is the
 	// default.
 	Scratch uint64
+	// Memory is the memory limit in bytes of the session's tools; 0 is the default.
+	Memory uint64
 	// Out is the run's output folder (empty in RunSession), hidden as a whole where
 	// the tools may write the folder that holds it (see newSandbox).
 	Out string
@@ -191,7 +193,8 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 		}
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home,
-		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home), Scratch: req.Scratch}
+		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home), Scratch: req.Scratch,
+		Memory: req.Memory}
 	for _, w := range spec.Writable {
 		// A folder the spec wants writable exists, so that the sandbox can bind it
 		// (a build cache on a fresh machine).
@@ -300,7 +303,8 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
-		Hidden: hidden, Out: st.outDir, Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20}
+		Hidden: hidden, Out: st.outDir, Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
+		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}
 	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation, setupFailed)
 	if err == nil && st.spawner != nil {
 		sb.client.SetSpawner(st.spawner)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -396,6 +397,33 @@ func TestRunSizesTheScratchSpace(t *testing.T) {
 	held, err := strconv.Atoi(total[1])
 	require.NoError(t, err, output)
 	assert.LessOrEqual(t, held, 8<<20, "the tools' scratch folders hold more than 8 MiB")
+}
+
+// TestRunLimitsTheMemory: sandbox.memory_mib reaches the session's cgroup. At each
+// confined level a tool that touches four times the limit is killed by the kernel, the
+// tool's result says why, and the session goes on to its answer.
+func TestRunLimitsTheMemory(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("the memory cgroup needs root")
+	}
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		scripts := scriptsWith(t, "hog", `steps:
+  - tool_calls: [{name: Bash, input: {command: "dd if=/dev/zero of=/dev/null bs=128M count=1; echo status=$?"}}]
+  - text: "Done."
+`)
+		out := filepath.Join(t.TempDir(), "out")
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], sandbox: {level: %s, memory_mib: 32}}\njobs:\n  - {id: hog, model: hog, prompt: Hog it.}\n", level)
+		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+			Run(context.Background(), writeSpec(t, dir, spec))
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 1)
+		assert.Equal(t, protocol.StatusSuccess, sum.Sessions[0].Status, "the session goes on to its answer")
+		results := toolResults(t, out, "hog")
+		require.Len(t, results, 1)
+		assert.Contains(t, results[0].Content, "status=137", "dd was not killed")
+		assert.Contains(t, results[0].Content, "the session reached its memory limit of 32 MiB", results[0].Content)
+	})
 }
 
 // TestToolsCannotReplaceTheWorker: the worker's executable lies in a folder the tools

@@ -45,7 +45,7 @@ func TestTasksLimit(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			pids, err := sandbox.NewPids(400)
+			pids, err := sandbox.NewCgroup(sandbox.CgroupLimits{Pids: 400})
 			require.NoError(t, err)
 			t.Cleanup(func() { assert.NoError(t, pids.Remove()) })
 			cmd := exec.Command("sh", "-c", `echo $$ > "$1" && shift && exec "$@"`, "sh",

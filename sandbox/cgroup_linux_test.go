@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestRemoveStalePids makes the cgroups a killed run leaves (empty, creator gone), one
+// TestRemoveStaleCgroups makes the cgroups a killed run leaves (empty, creator gone), one
 // that still has a task, and one of a live process, and checks that only the first kind
 // is removed from the hierarchy. They are made in a cgroup of the test's own, below where
-// sessions' cgroups go, so that no other run's RemoveStalePids (a test of another
+// sessions' cgroups go, so that no other run's RemoveStaleCgroups (a test of another
 // package, running at the same time) removes them first.
-func TestRemoveStalePids(t *testing.T) {
+func TestRemoveStaleCgroups(t *testing.T) {
 	top, err := PidsBase()
 	if err != nil {
 		t.Skipf("no writable pids hierarchy (%v): nothing to leave behind", err)
@@ -42,14 +42,14 @@ func TestRemoveStalePids(t *testing.T) {
 	sleeper := exec.Command("sleep", "60")
 	require.NoError(t, sleeper.Start())
 	t.Cleanup(func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() })
-	p := &Pids{dir: busy}
+	p := &Cgroup{dirs: []string{busy}, pids: busy}
 	require.NoError(t, p.Add(sleeper.Process.Pid))
 
-	made, err := pidsOfIn(base, dead)
+	made, err := cgroupsOfIn(base, dead)
 	require.NoError(t, err)
 	assert.ElementsMatch(t, append(slices.Clone(stale), busy), made, "the dead run's session cgroups, by its pid")
 
-	n, err := removeStalePidsIn(base)
+	n, err := removeStaleIn(base)
 	require.NoError(t, err)
 	assert.Equal(t, len(stale), n)
 	for _, dir := range stale {

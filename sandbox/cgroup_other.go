@@ -7,32 +7,50 @@ import "errors"
 // LayerPids is a pids cgroup that bounds the processes (and threads) of a session.
 const LayerPids Layer = "cgroup_pids"
 
+// LayerMemory is a memory cgroup that bounds the memory of a session.
+const LayerMemory Layer = "cgroup_memory"
+
 // DefaultMaxPids bounds the tasks of one session.
 const DefaultMaxPids = 1024
 
-// Pids is not available on this platform.
-type Pids struct{}
+// CgroupLimits are the limits of a session's cgroup.
+type CgroupLimits struct {
+	Pids   int
+	Memory uint64
+}
 
-// NewPids fails here: there are no cgroups.
-func NewPids(int) (*Pids, error) { return nil, errors.New("pids cgroup: needs Linux") }
+// Cgroup is not available on this platform.
+type Cgroup struct{}
+
+// NewCgroup fails here: there are no cgroups.
+func NewCgroup(CgroupLimits) (*Cgroup, error) { return nil, errors.New("cgroup: needs Linux") }
+
+// Layers is empty: there is no cgroup.
+func (*Cgroup) Layers() []Layer { return nil }
 
 // Dir is empty: there is no cgroup.
-func (*Pids) Dir() string { return "" }
+func (*Cgroup) Dir() string { return "" }
+
+// MemoryLimit is 0: there is no cgroup.
+func (*Cgroup) MemoryLimit() uint64 { return 0 }
+
+// OOMKills is 0: there is no cgroup.
+func (*Cgroup) OOMKills() int { return 0 }
 
 // Add does nothing.
-func (*Pids) Add(int) error { return nil }
+func (*Cgroup) Add(int) error { return nil }
 
 // Remove does nothing.
-func (*Pids) Remove() error { return nil }
+func (*Cgroup) Remove() error { return nil }
 
-// RemoveStalePids does nothing: there are no cgroups.
-func RemoveStalePids() (int, error) { return 0, nil }
+// RemoveStaleCgroups does nothing: there are no cgroups.
+func RemoveStaleCgroups() (int, error) { return 0, nil }
 
-// PidsOf lists nothing: there are no cgroups.
-func PidsOf(int) ([]string, error) { return nil, nil }
+// CgroupsOf lists nothing: there are no cgroups.
+func CgroupsOf(int) ([]string, error) { return nil, nil }
 
 // PidsBase fails here: there are no cgroups.
-func PidsBase() (string, error) { return "", errors.New("pids cgroup: needs Linux") }
+func PidsBase() (string, error) { return "", errors.New("cgroup: needs Linux") }
 
 // PidsLimit is the pids.max of a cgroup this process is in.
 type PidsLimit struct {

@@ -49,3 +49,9 @@ const maxDefaultScratch = 4 << 30
 func DefaultScratch(memory uint64) uint64 {
 	return min(memory/4, maxDefaultScratch)
 }
+
+// DefaultMemory is the memory limit of a session (Spec.Memory) unless the spec says
+// otherwise, for a machine of memory bytes: half of it. The limit counts the session's
+// processes and its scratch space together; past it the kernel kills the session's
+// largest process, a tool's, not a process of the machine's or the runner.
+func DefaultMemory(memory uint64) uint64 { return memory / 2 }

@@ -270,16 +270,13 @@ func mountPoint(dst string, dir bool) error {
 // sandbox never sees: its folders are bound into the new root.
 const scratchArea = "/scratch"
 
-// mountScratch mounts the sandbox's scratch space, one tmpfs of s.Scratch bytes
-// (DefaultScratch when zero), with a folder for each place it is bound to: tmp,
-// shm and home. One size holds for the three together.
+// mountScratch mounts the sandbox's scratch space, one tmpfs of s.ScratchSize bytes,
+// with a folder for each place it is bound to: tmp, shm and home. One size holds for
+// the three together.
 func mountScratch(s Spec) error {
-	size := s.Scratch
-	if size == 0 {
-		var err error
-		if size, err = MachineScratch(); err != nil {
-			return err
-		}
+	size, err := s.ScratchSize()
+	if err != nil {
+		return err
 	}
 	if err := os.Mkdir(scratchArea, 0o755); err != nil {
 		return err
@@ -302,11 +299,20 @@ func mountScratch(s Spec) error {
 // MachineScratch is DefaultScratch of this machine's memory: the scratch size of a
 // session whose spec gives none.
 func MachineScratch() (uint64, error) {
-	var si unix.Sysinfo_t
-	if err := unix.Sysinfo(&si); err != nil {
+	memory, err := MachineMemory()
+	if err != nil {
 		return 0, fmt.Errorf("scratch: %w", err)
 	}
-	return DefaultScratch(uint64(si.Totalram) * uint64(si.Unit)), nil
+	return DefaultScratch(memory), nil
+}
+
+// MachineMemory is this machine's memory in bytes.
+func MachineMemory() (uint64, error) {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0, err
+	}
+	return uint64(si.Totalram) * uint64(si.Unit), nil
 }
 
 // bindScratch binds folder name of the scratch space at dst of the new root.

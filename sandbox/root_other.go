@@ -16,6 +16,9 @@ func SysProcAttr(Level) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsi
 // MachineScratch fails: there is no scratch space without level strict.
 func MachineScratch() (uint64, error) { return 0, errUnsupported }
 
+// MachineMemory fails: there are no session cgroups without Linux.
+func MachineMemory() (uint64, error) { return 0, errUnsupported }
+
 // EnterRoot is not available on this platform.
 func EnterRoot(Spec, []string) error { return errUnsupported }
 

@@ -67,6 +67,10 @@ type Spec struct {
 	// tmpfs, in memory, that holds its private /tmp, /dev/shm and, where the home
 	// directory is not bound, the home directory. Zero is DefaultScratch.
 	Scratch uint64
+	// Memory is the session's memory limit in bytes, its processes' and its scratch
+	// space's together, held by its cgroup where one is writable (LayerMemory). Zero is
+	// DefaultMemory (MemoryLimit).
+	Memory uint64
 	// Proxied says that the runner serves the network proxy of level strict: on a
 	// loopback listener that the worker makes inside the sandbox's network namespace
 	// and hands over. False when the network digit is 0.
@@ -286,4 +290,36 @@ func ExternalDirs() []string {
 		}
 	}
 	return out
+}
+
+// MemoryLimit is the session's memory limit in bytes: Memory, or DefaultMemory of this
+// machine; 0 (none) where the machine's memory is unknown.
+func (s Spec) MemoryLimit() uint64 {
+	if s.Memory > 0 {
+		return s.Memory
+	}
+	memory, err := MachineMemory()
+	if err != nil {
+		return 0
+	}
+	return DefaultMemory(memory)
+}
+
+// ScratchSize is the size in bytes of the session's scratch space at level strict:
+// Scratch, or DefaultScratch of this machine, and at most half the memory limit. The
+// scratch space's pages count in that limit and no process holds them, so a full
+// scratch space leaves the session's processes the other half, where one as large as
+// the limit would leave its next command no memory to start in.
+func (s Spec) ScratchSize() (uint64, error) {
+	size := s.Scratch
+	if size == 0 {
+		var err error
+		if size, err = MachineScratch(); err != nil {
+			return 0, err
+		}
+	}
+	if limit := s.MemoryLimit(); limit > 0 {
+		size = min(size, limit/2)
+	}
+	return size, nil
 }

@@ -204,7 +204,11 @@ func (c *Client) requestOn(ctx context.Context, build func(id string) []string) 
 			c.proc, c.ready, c.lastPID = p, &ready, p.child.pid()
 		}
 		p := c.proc
+		kills := p.oomKills()
 		reply, bye, err := p.roundTrip(ctx, id, build(id), c.activity)
+		if note := p.memoryNote(kills); note != "" && len(reply) > 2 {
+			reply[2] += note // a tool's content or a command's output, in either reply
+		}
 		if bye || err != nil || ctx.Err() != nil {
 			_ = c.proc.close() // the request's own error, or the worker's bye, is what is reported
 			c.proc = nil

@@ -93,6 +93,7 @@ func initMain() int {
 	} else if err := setSubreaper(); err != nil {
 		return fail(err)
 	}
+	cfg.OOMScoreFD = openOOMScore() // confined, this process may no longer open it
 	ready, err := confineThread(cfg)
 	if err != nil {
 		return fail(err)

@@ -49,8 +49,8 @@ func TestInputEndDuringACallEndsTheWorker(t *testing.T) {
 				}
 				_ = p.rep.Close()
 				<-p.readDone
-				if p.pids != nil {
-					assert.NoError(t, p.pids.Remove())
+				if p.cgroup != nil {
+					assert.NoError(t, p.cgroup.Remove())
 				}
 			})
 

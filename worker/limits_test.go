@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/worker"
 )
 
 // sessionTasks counts the processes of the machine in the pids cgroups this test
@@ -74,7 +77,7 @@ func TestForkBombIsContained(t *testing.T) {
 // process pid is in.
 func pidsCgroupOf(t *testing.T, pid int) string {
 	t.Helper()
-	dirs, err := sandbox.PidsOf(os.Getpid())
+	dirs, err := sandbox.CgroupsOf(os.Getpid())
 	require.NoError(t, err)
 	for _, dir := range dirs {
 		if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil && slices.Contains(strings.Fields(string(b)), strconv.Itoa(pid)) {
@@ -99,4 +102,97 @@ func cgroupCounter(t *testing.T, dir, file, key string) int {
 	}
 	require.FailNow(t, "no "+key+" in "+file, "%s", b)
 	return 0
+}
+
+// TestMemoryIsBounded runs, at each confined level, a tool that touches four times the
+// session's memory limit (dd's buffer of 128 MiB against 32 MiB), and at strict one
+// that fills the scratch space, whose pages count in the limit too. The kernel's
+// accounting of the session's memory cgroup shows the effect: it never held more than
+// the limit, and it killed the tool's process for it, not the worker, which answers
+// the next call; the tool's result says why. The scratch space is at most half the
+// limit, so filling it ends in ENOSPC and leaves the next command memory to start in.
+func TestMemoryIsBounded(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the memory cgroup needs root")
+	}
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
+		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
+			const limit = 32 << 20
+			c, _ := newClientWith(t, level, "0467", "7777", func(cfg *worker.Config) { cfg.Spec.Memory = limit })
+			_, _ = bash(t, c, "true")
+			require.Contains(t, c.Ready().Layers, sandbox.LayerMemory)
+			dir := memoryCgroupOf(t, c.PID())
+			pid := c.PID()
+			out, _ := bash(t, c, "dd if=/dev/zero of=/dev/null bs=128M count=1; echo status=$?")
+			assert.Contains(t, out, "status=137", "dd was not killed")
+			assert.Contains(t, out, "the session reached its memory limit of 32 MiB", "the result does not say why")
+			assert.Positive(t, memoryOOMKills(t, dir), "the kernel killed nothing for the limit")
+			assert.LessOrEqual(t, memoryPeak(t, dir), uint64(limit), "the session held more than its limit")
+			if level == sandbox.LevelStrict {
+				out, _ = bash(t, c, "head -c 64M /dev/zero > /tmp/big; echo status=$?; stat -c size=%s /tmp/big")
+				assert.Contains(t, out, "No space left on device", out)
+				assert.Contains(t, out, fmt.Sprintf("size=%d", limit/2), "the scratch space is not half the limit: %s", out)
+				assert.LessOrEqual(t, memoryPeak(t, dir), uint64(limit), "the session held more than its limit")
+			}
+			// Many processes, each smaller than the worker: the kernel's choice goes
+			// by score first, and the tools have the highest.
+			rss, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+			require.NoError(t, err)
+			t.Logf("worker: %s", regexp.MustCompile(`VmRSS:.*`).Find(rss))
+			out, _ = bash(t, c, `for i in $(seq 40); do ( x=$(head -c 1000000 /dev/zero | tr '\0' a); sleep 2 ) & done; wait; echo waited`)
+			assert.Contains(t, out, "the session reached its memory limit", out)
+			out, isErr := bash(t, c, "echo still-here")
+			require.False(t, isErr, out)
+			assert.Contains(t, out, "still-here")
+			assert.Equal(t, pid, c.PID(), "the worker was killed and started anew")
+		})
+	}
+}
+
+// memoryCgroupOf is the folder of the session's memory cgroup that process pid is in:
+// the v2 folder that also holds its pids limit, or the v1 memory hierarchy's.
+func memoryCgroupOf(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	require.NoError(t, err)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		parts := strings.SplitN(line, ":", 3)
+		if len(parts) != 3 || !strings.Contains(parts[2], "/agentrun-") {
+			continue
+		}
+		switch {
+		case parts[1] == "":
+			if _, err := os.Stat(filepath.Join("/sys/fs/cgroup", parts[2], "memory.max")); err == nil {
+				return filepath.Join("/sys/fs/cgroup", parts[2])
+			}
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
+			return filepath.Join("/sys/fs/cgroup/memory", parts[2])
+		}
+	}
+	require.FailNow(t, "no session memory cgroup holds the worker", "%s", b)
+	return ""
+}
+
+// memoryOOMKills is how many processes the kernel killed for the cgroup's limit.
+func memoryOOMKills(t *testing.T, dir string) int {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(dir, "memory.events")); err == nil {
+		return cgroupCounter(t, dir, "memory.events", "oom_kill")
+	}
+	return cgroupCounter(t, dir, "memory.oom_control", "oom_kill")
+}
+
+// memoryPeak is the most memory the cgroup held.
+func memoryPeak(t *testing.T, dir string) uint64 {
+	t.Helper()
+	name := "memory.max_usage_in_bytes"
+	if _, err := os.Stat(filepath.Join(dir, "memory.peak")); err == nil {
+		name = "memory.peak"
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	require.NoError(t, err)
+	return n
 }

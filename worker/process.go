@@ -23,7 +23,7 @@ type process struct {
 	rep    *os.File
 	dec    *protocol.FrameDecoder
 	stderr *tailBuffer
-	pids   *sandbox.Pids // nil when no pids hierarchy is writable
+	cgroup *sandbox.Cgroup // nil when no pids or memory hierarchy is writable
 	// proxyL is the listener on the sandbox's loopback the worker handed over (level
 	// strict with network), closed with the process.
 	proxyL net.Listener
@@ -96,11 +96,11 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, pro
 	if cfg.Spec.Level != sandbox.LevelOff {
 		// Before the config goes out the worker has started nothing: everything it
 		// starts is born in the cgroup.
-		if pids, err := sandbox.NewPids(sandbox.DefaultMaxPids); err == nil {
-			if pids.Add(p.child.pid()) == nil {
-				p.pids = pids
+		if cg, err := sandbox.NewCgroup(sandbox.CgroupLimits{Pids: sandbox.DefaultMaxPids, Memory: cfg.Spec.MemoryLimit()}); err == nil {
+			if cg.Add(p.child.pid()) == nil {
+				p.cgroup = cg
 			} else {
-				_ = pids.Remove()
+				_ = cg.Remove()
 			}
 		}
 	}
@@ -131,8 +131,8 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, pro
 		_ = p.close()
 		return nil, Ready{}, fmt.Errorf("worker: ready: %w", err)
 	}
-	if p.pids != nil {
-		ready.Layers = append(ready.Layers, sandbox.LayerPids)
+	if p.cgroup != nil {
+		ready.Layers = append(ready.Layers, p.cgroup.Layers()...)
 	}
 	if landlockNet {
 		// Stage 1 sent its filter's listener before it became stage 2, which said READY.
@@ -152,6 +152,25 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, pro
 	p.frames, p.stopped, p.readDone = make(chan []string), make(chan struct{}), make(chan struct{})
 	go p.read()
 	return p, ready, nil
+}
+
+// oomKills is how many of the session's processes the kernel has killed for its memory
+// limit so far.
+func (p *process) oomKills() int {
+	if p.cgroup == nil {
+		return 0
+	}
+	return p.cgroup.OOMKills()
+}
+
+// memoryNote is the line a request's output ends with when the kernel killed a process
+// of the session for its memory limit while the request ran (kills is oomKills before
+// it); "" when it did not.
+func (p *process) memoryNote(kills int) string {
+	if p.oomKills() <= kills {
+		return ""
+	}
+	return fmt.Sprintf("\n[... the kernel killed a process: the session reached its memory limit of %d MiB ...]", p.cgroup.MemoryLimit()>>20)
 }
 
 // read takes every frame the worker sends until its reply pipe ends: the frames of
@@ -260,8 +279,8 @@ func (p *process) close() error {
 	if p.stopConnects != nil {
 		p.stopConnects()
 	}
-	if p.pids != nil {
-		if rerr := p.pids.Remove(); rerr != nil && err == nil {
+	if p.cgroup != nil {
+		if rerr := p.cgroup.Remove(); rerr != nil && err == nil {
 			err = rerr
 		}
 	}

@@ -83,6 +83,7 @@ func serveMain(args []string) int {
 		defer wg.Wait()
 		defer close(stop)
 	}
+	s.env.Procs = preferVictims(s.env.Procs, cfg.OOMScoreFD)
 	if err := s.send(frameReady, encodeJSON(ready)); err != nil {
 		return 1
 	}

@@ -65,6 +65,10 @@ type Config struct {
 	// LoopbackPort is set by stage 1 at level strict with network: the port on the
 	// sandbox's loopback where the runner's proxy accepts the tools' connections.
 	LoopbackPort int `json:"loopback_port,omitempty"`
+	// OOMScoreFD is set by stage 1: the descriptor of its oom_score_adj that stage 2
+	// inherits, with which stage 2 scores the tools' processes (preferVictims); -1
+	// without.
+	OOMScoreFD int `json:"oom_score_fd,omitempty"`
 	// Ready is what stage 1 put in force before it started stage 2.
 	Ready *Ready `json:"ready,omitempty"`
 }

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +40,16 @@ func TestSandboxCheck(t *testing.T) {
 	}
 	if size, err := sandbox.MachineScratch(); err == nil && rep.Supports(sandbox.LevelStrict) == nil {
 		assert.Contains(t, o.stdout, fmt.Sprintf("scratch at strict: %d MiB a session", size>>20))
+	}
+	if memory, err := sandbox.MachineMemory(); err == nil {
+		line := regexp.MustCompile(`(?m)^memory: .*$`).FindString(o.stdout)
+		assert.Contains(t, line, fmt.Sprintf("memory: %d MiB a session (", sandbox.DefaultMemory(memory)>>20))
+		if probe, err := sandbox.NewCgroup(sandbox.CgroupLimits{Memory: 1 << 30}); err == nil && slices.Contains(probe.Layers(), sandbox.LayerMemory) {
+			require.NoError(t, probe.Remove())
+			assert.True(t, strings.HasSuffix(line, "), held by a memory cgroup"), line)
+		} else {
+			assert.Contains(t, line, "), not held: ")
+		}
 	}
 	bad := agentrun(t, invocation{args: []string{"sandbox", "wat"}})
 	assert.Equal(t, 2, bad.code)

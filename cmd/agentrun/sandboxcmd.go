@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentrun/agentrun/sandbox"
@@ -34,7 +35,11 @@ func (a *App) cmdSandbox(_ context.Context, args []string) error {
 	}
 	if size, err := sandbox.MachineScratch(); err == nil && rep.Supports(sandbox.LevelStrict) == nil {
 		lines = append(lines, fmt.Sprintf("scratch at strict: %d MiB a session (/tmp, /dev/shm and a private home together; "+
-			"a quarter of memory, at most 4096, unless sandbox.scratch_mib says otherwise)", size>>20))
+			"a quarter of memory, at most 4096 and half the memory limit, unless sandbox.scratch_mib says otherwise)", size>>20))
+	}
+	if memory, err := sandbox.MachineMemory(); err == nil {
+		lines = append(lines, fmt.Sprintf("memory: %d MiB a session (its processes and scratch space together; "+
+			"half of memory, unless sandbox.memory_mib says otherwise), %s", sandbox.DefaultMemory(memory)>>20, memoryHeld()))
 	}
 	for _, l := range lines {
 		if _, err := fmt.Fprintln(a.Stdout, l); err != nil {
@@ -52,4 +57,18 @@ func landlockSignals(abi int) string {
 	}
 	return fmt.Sprintf("the seccomp filter keeps them from agentrun, the processes that started it and their groups; "+
 		"Landlock ABI %d has no scope (6), so other processes of the uid, other sessions' among them, are within reach", abi)
+}
+
+// memoryHeld says whether this machine holds the sessions' memory limit: where
+// agentrun may make a memory cgroup (one is made and removed to find out).
+func memoryHeld() string {
+	c, err := sandbox.NewCgroup(sandbox.CgroupLimits{Memory: 1 << 30})
+	if err != nil {
+		return "not held: no writable memory cgroup hierarchy (agentrun runs as root, or in a cgroup delegated to its user)"
+	}
+	held := slices.Contains(c.Layers(), sandbox.LayerMemory)
+	if err := c.Remove(); err != nil || !held {
+		return "not held: no writable memory cgroup hierarchy (agentrun runs as root, or in a cgroup delegated to its user)"
+	}
+	return "held by a memory cgroup"
 }

@@ -96,7 +96,7 @@ func TestE2ESignalKillResume(t *testing.T) {
 	// Where this machine gives sessions a pids cgroup (as root, with a writable
 	// hierarchy), each had one, which the killed run could not remove.
 	killed := sessionCgroups(t, cmd.Process.Pid)
-	if probe, err := sandbox.NewPids(sandbox.DefaultMaxPids); err == nil {
+	if probe, err := sandbox.NewCgroup(sandbox.CgroupLimits{Pids: sandbox.DefaultMaxPids}); err == nil {
 		require.NoError(t, probe.Remove())
 		require.NotEmpty(t, killed, "the killed run left its sessions' cgroups")
 	}
@@ -145,7 +145,7 @@ func TestE2ESignalKillResume(t *testing.T) {
 // sessionCgroups lists the session cgroups the agentrun process pid made.
 func sessionCgroups(t *testing.T, pid int) []string {
 	t.Helper()
-	found, err := sandbox.PidsOf(pid)
+	found, err := sandbox.CgroupsOf(pid)
 	require.NoError(t, err)
 	return found
 }

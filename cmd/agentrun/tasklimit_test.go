@@ -15,7 +15,7 @@ import (
 // output folder.
 func TestRunRefusedByTaskLimit(t *testing.T) {
 	t.Parallel()
-	pids, err := sandbox.NewPids(300)
+	pids, err := sandbox.NewCgroup(sandbox.CgroupLimits{Pids: 300})
 	if err != nil {
 		t.Skipf("no writable pids hierarchy (%v) to make a limit in", err)
 	}
