@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
@@ -38,11 +39,12 @@ type artifacts struct {
 	chain    sink.Sink
 	redactor *sink.Redactor
 	files    []*os.File
+	full     func() bool // the disk guard's, told of a write that found the disk full
 }
 
 // openArtifacts creates the session's files in dir and the sinks that write them.
 func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *sink.Files) (*artifacts, error) {
-	a := &artifacts{}
+	a := &artifacts{full: st.disk.Full}
 	flag := os.O_TRUNC
 	if st.one.Persistent {
 		flag = os.O_APPEND // the folder keeps the session's earlier runs
@@ -119,13 +121,20 @@ func (a *artifacts) abort(err error) error {
 	return err
 }
 
-// Write sends m to every sink.
-func (a *artifacts) Write(m protocol.Message) error { return a.chain.Write(m) }
+// Write sends m to every sink. A write that finds the disk full stops the run, whose
+// cause the session's status then names (diskGuard).
+func (a *artifacts) Write(m protocol.Message) error {
+	err := a.chain.Write(m)
+	if errors.Is(err, syscall.ENOSPC) && a.full != nil {
+		a.full()
+	}
+	return err
+}
 
 // writeResult writes the result event.
 func (a *artifacts) writeResult(res *protocol.Result) error {
 	r := *res
-	return a.chain.Write(protocol.Message{Kind: protocol.KindResult, Final: &r})
+	return a.Write(protocol.Message{Kind: protocol.KindResult, Final: &r})
 }
 
 // close flushes and closes every sink and file; the first error wins.
@@ -139,7 +148,7 @@ func (a *artifacts) close() error {
 
 // failedToStart records a session whose folder could not even be prepared.
 func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err error) *protocol.Result {
-	files := sink.NewFiles(st.secretsFor(s))
+	files := st.filesFor(s)
 	res := st.newResult(s, attempt)
 	res.Status, res.IsError = protocol.StatusCrashed, true
 	res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}
@@ -173,7 +182,7 @@ func (st *runState) skip(s jobs.Session, status protocol.Status, perr *protocol.
 	res := st.newResult(s, 0)
 	res.Status, res.Error, res.Result = status, perr, perr.Message
 	st.progress.started(s.Key, false)
-	files := sink.NewFiles(st.secretsFor(s))
+	files := st.filesFor(s)
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
 	if err != nil {
 		return st.finish(nil, files, dir, res, start)

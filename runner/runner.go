@@ -253,6 +253,11 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	runCtx, cancelRun := context.WithCancelCause(ctx)
 	defer cancelRun(nil)
 	st.cancelRun = cancelRun
+	if st.disk, err = newDiskGuard(r.opts.Out, len(plan.Run), diskFree, cancelRun, r.log); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	defer st.disk.close() // after the reports, which may need the reserve
+	files.OnFull(st.disk.Full)
 	st.progress = newProgress(r.opts, len(plan.Run)+len(plan.Reused), plan.Concurrency, r.opts.Now)
 	for _, res := range plan.Reused {
 		st.progress.reused(res)
@@ -328,6 +333,7 @@ type runState struct {
 	progress  *progress
 	lines     map[string]int // job id: its line in the spec file
 	primer    *primer        // writes each shared prompt prefix to the provider's cache once
+	disk      *diskGuard     // nil when the run has no output folder of its own
 	// gitMu serializes changes to git worktrees; git is the git they are made with.
 	gitMu sync.Mutex
 	git   gitBin

@@ -57,7 +57,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	if span != nil {
 		defer func() { span.End(agent.SpanEnd{Result: res}) }() // after finish below
 	}
-	files := sink.NewFiles(st.secretsFor(s))
+	files := st.filesFor(s)
 	arts, err := st.openArtifacts(s, dir, res.SessionID, files)
 	if err != nil {
 		res.Status, res.IsError = protocol.StatusCrashed, true
@@ -334,6 +334,12 @@ type knownPrice struct {
 
 // secretsFor returns the values to redact in the artifacts of s.
 func (st *runState) secretsFor(s jobs.Session) []string { return secretsFor(st.r.opts, s) }
+
+// filesFor is the writer of session s's files: masking its secrets, and writing into
+// the run's reserve when the disk is full.
+func (st *runState) filesFor(s jobs.Session) *sink.Files {
+	return sink.NewFiles(st.secretsFor(s)).OnFull(st.disk.Full)
+}
 
 func secretsFor(opts Options, s jobs.Session) []string {
 	out := append([]string(nil), opts.Secrets...)

@@ -47,6 +47,11 @@ func statusOf(ctx context.Context, out agent.Outcome) (protocol.Status, *protoco
 	case agent.EndCancelled:
 		return cancelStatus(ctx)
 	default:
+		if errors.Is(context.Cause(ctx), errDiskFull) {
+			// The session failed on the full disk that stopped the run: a write
+			// of its artifacts, or a tool's.
+			return cancelStatus(ctx)
+		}
 		e := out.Err
 		if e == nil {
 			e = &protocol.Error{Kind: protocol.ErrInternal, Message: "session ended: " + out.End.String()}

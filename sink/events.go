@@ -71,9 +71,7 @@ func (e *Events) Write(m protocol.Message) error {
 	if err != nil {
 		e.err = fmt.Errorf("write events: %w", err)
 		if n > 0 {
-			if terr := e.f.Truncate(e.size); terr != nil {
-				e.err = errors.Join(e.err, fmt.Errorf("cut torn line: %w", terr))
-			}
+			e.err = errors.Join(e.err, cutTorn(e.f, n))
 		}
 		return e.err
 	}

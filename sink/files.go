@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // Files is the one writer of agentrun's files: every artifact (the session streams
@@ -22,11 +24,21 @@ import (
 // *Files, or one without secrets, writes what it is given.
 type Files struct {
 	r *Redactor
+	// full, when set, is called when a write finds the disk full; true means room was
+	// made (a reserve released), and the write is tried once more.
+	full func() bool
 }
 
 // NewFiles returns a writer that masks secrets; empty ones are ignored.
 func NewFiles(secrets []string) *Files {
 	return &Files{r: NewRedactor(nil, secrets)}
+}
+
+// OnFull makes f call full when a WriteFile finds the disk full (ENOSPC), and try the
+// write once more when full reports that it made room. It returns f.
+func (f *Files) OnFull(full func() bool) *Files {
+	f.full = full
+	return f
 }
 
 // active reports whether there is anything to mask.
@@ -77,8 +89,19 @@ func (f *Files) Mask(path string, data []byte) []byte {
 // WriteFile writes data, masked, to a temporary file in path's folder (created when
 // missing), syncs it when sync is set and renames it over path, so readers see the old
 // content or the new, never a mix.
+//
+// A write that finds the disk full is tried once more when OnFull's function made room.
 func (f *Files) WriteFile(path string, data []byte, sync bool) error {
 	data = f.Mask(path, data)
+	err := writeAtomic(path, data, sync)
+	if errors.Is(err, syscall.ENOSPC) && f != nil && f.full != nil && f.full() {
+		err = writeAtomic(path, data, sync)
+	}
+	return err
+}
+
+// writeAtomic is WriteFile of data as it is.
+func writeAtomic(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)

@@ -47,11 +47,38 @@ func flush(w io.Writer) error {
 // writeLines writes p with one Write call and flushes w; what names the output in
 // errors.
 func writeLines(w io.Writer, p []byte, what string) error {
-	if _, err := w.Write(p); err != nil {
+	if n, err := w.Write(p); err != nil {
+		if n > 0 {
+			err = errors.Join(err, cutTorn(w, n))
+		}
 		return fmt.Errorf("write %s: %w", what, err)
 	}
 	if err := flush(w); err != nil {
 		return fmt.Errorf("flush %s: %w", what, err)
+	}
+	return nil
+}
+
+// cutTorn takes back the n bytes that a failed write (a full disk) left at the end of
+// w, when w is a regular file, so that the file keeps whole lines and the next write
+// goes where they began.
+func cutTorn(w io.Writer, n int) error {
+	f, ok := w.(*os.File)
+	if !ok {
+		return nil
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	end, err := f.Seek(0, io.SeekCurrent)
+	if err == nil {
+		err = f.Truncate(end - int64(n))
+	}
+	if err == nil {
+		_, err = f.Seek(end-int64(n), io.SeekStart)
+	}
+	if err != nil {
+		return fmt.Errorf("cut torn line: %w", err)
 	}
 	return nil
 }
