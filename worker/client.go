@@ -8,6 +8,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -206,8 +207,13 @@ func (c *Client) requestOn(ctx context.Context, build func(id string) []string) 
 		p := c.proc
 		kills := p.oomKills()
 		reply, bye, err := p.roundTrip(ctx, id, build(id), c.activity)
-		if note := p.memoryNote(kills); note != "" && len(reply) > 2 {
-			reply[2] += note // a tool's content or a command's output, in either reply
+		if note := p.memoryNote(kills); note != "" {
+			switch {
+			case err != nil: // the worker itself, at the limit while a tool started
+				err = fmt.Errorf("%w %s", err, strings.TrimSpace(note))
+			case len(reply) > 2:
+				reply[2] += note // a tool's content or a command's output, in either reply
+			}
 		}
 		if bye || err != nil || ctx.Err() != nil {
 			_ = c.proc.close() // the request's own error, or the worker's bye, is what is reported
