@@ -124,7 +124,7 @@ type SandboxSettings struct {
 
 // NetworkSettings limit the hosts a session's tools reach, as written; nil means absent.
 type NetworkSettings struct {
-	Allow []string `yaml:"allow" check:"host" doc:"Hosts reachable through the sandbox's proxy: a host name (that host only), \"*.domain\" (any host under domain), \".domain\" (domain and any host under it) or an IP address; ports are not filtered, so entries have none. Empty or absent allows any host. A job's list replaces the defaults' list."`
+	Allow []string `yaml:"allow" check:"host" doc:"Hosts reachable through the sandbox's proxy: a host name (that host only), \"*.domain\" (any host under domain), \".domain\" (domain and any host under it) or an IP address; ports are not filtered, so entries have none. Empty or absent allows any public host. An internal address (loopback, link-local such as cloud instance metadata, private, shared, multicast or reserved) is reached only for a host listed exactly, by name or IP address, not through a \"*.domain\" entry. A job's list replaces the defaults' list."`
 }
 
 // ThinkingSettings configure extended thinking, as written; nil means absent.

@@ -421,6 +421,45 @@ func TestNetworkClosed(t *testing.T) {
 	})
 }
 
+// TestNetworkAnyHost allows the network (0467) and any host, as a spec without
+// network.allow does: the tools' way out is the public internet, not the host's own
+// services on loopback (the test's server), the cloud's instance metadata on
+// link-local, or the local network. The proxy refuses them before it connects, and
+// says so. Until 2026-12-04 it reached them all.
+func TestNetworkAnyHost(t *testing.T) {
+	levels(t, false, func(t *testing.T, level sandbox.Level) {
+		var mu sync.Mutex
+		var details []string
+		fx := newFixture(t, level, options{mode: "0467", allow: []string{}, onViolation: func(v netproxy.Violation) {
+			mu.Lock()
+			defer mu.Unlock()
+			details = append(details, v.Detail)
+		}})
+		web := hostTCP(t)
+		fx.placeholders = append(fx.placeholders, "{PORT}", strconv.Itoa(web.l.Addr().(*net.TCPAddr).Port))
+		refused := func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+			check := unreached(web)(t, fx, x)
+			mu.Lock()
+			before := len(details)
+			mu.Unlock()
+			return func(out string) (bool, string) {
+				mu.Lock()
+				got := slices.Clone(details[before:])
+				mu.Unlock()
+				if assert.NotEmpty(t, got, "no violation was reported; output:\n%s", out) {
+					assert.Contains(t, got[0], "an internal address", "output:\n%s", out)
+				}
+				return check(out)
+			}
+		}
+		runTable(t, fx, []attempt{
+			{name: "curl the host's loopback", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' http://127.0.0.1:{PORT}/", effect: refused, strict: true, landlock: true},
+			{name: "curl the host's loopback by name", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' http://localhost:{PORT}/", effect: refused, strict: true, landlock: true},
+			{name: "curl tunnel to the host's loopback", needs: "curl", cmd: "curl -sS --max-time 5 --noproxy '' -p http://127.0.0.1:{PORT}/", effect: refused, strict: true, landlock: true},
+		})
+	})
+}
+
 // TestNetworkProxy allows the network (0467) but only example.invalid: the test's
 // proxy must refuse the test's loopback server, and say so. At level landlock a
 // server on another host (127.0.0.2) at the proxy's port number, which Landlock's

@@ -157,6 +157,23 @@ func (a Allowlist) Allows(host string) bool {
 	return false
 }
 
+// Names reports whether an entry names host exactly: a name as written (or the
+// domain of a ".domain" entry) or an IP literal, not a "*.domain" wildcard, nor the
+// empty list. Such a host is reached at an internal address too (a loopback, link-local
+// or private one), which a wildcard, whose names the tools choose, never reaches.
+func (a Allowlist) Names(host string) bool {
+	h, ok := lowerASCII(strings.TrimSuffix(host, "."))
+	if !ok || h == "" {
+		return false
+	}
+	if ip, ok := parseIP(h); ok {
+		_, ok = a.ips[ip]
+		return ok
+	}
+	_, ok = a.exact[h]
+	return ok
+}
+
 func lowerASCII(s string) (string, bool) {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {

@@ -35,7 +35,7 @@ func (g *Group) New(allow Allowlist, onViolation func(Violation), dial func(ctx 
 		onViolation = func(Violation) {}
 	}
 	if dial == nil {
-		dial = (&net.Dialer{Timeout: defaultDialTimeout}).DialContext
+		dial = defaultDial()
 	}
 	return &Proxy{allow: allow, onViolation: onViolation, dial: dial, group: g}
 }

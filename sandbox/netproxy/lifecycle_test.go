@@ -48,7 +48,7 @@ func TestServeStopClosesTunnels(t *testing.T) {
 	defer cancel()
 	var wg sync.WaitGroup
 	var serveErr error
-	wg.Go(func() { serveErr = New(Allowlist{}, nil, nil).Serve(ctx, l) })
+	wg.Go(func() { serveErr = New(mustAllow(t, "127.0.0.1"), nil, nil).Serve(ctx, l) })
 	c, br := tunnel(t, l.Addr().String(), up)
 	defer func() { _ = c.Close() }()
 	_, err = io.WriteString(c, "x")
@@ -75,7 +75,7 @@ func TestServeListenerClosed(t *testing.T) {
 func TestLoopRefused(t *testing.T) {
 	var mu sync.Mutex
 	var vs []Violation
-	p := New(Allowlist{}, func(v Violation) { mu.Lock(); vs = append(vs, v); mu.Unlock() }, nil)
+	p := New(mustAllow(t, "127.0.0.1"), func(v Violation) { mu.Lock(); vs = append(vs, v); mu.Unlock() }, nil)
 	l, err := p.Listen("127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

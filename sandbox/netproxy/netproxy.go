@@ -66,6 +66,9 @@ func Direct(target string) Violation {
 const (
 	detailSelf  = "the proxy itself"
 	detailGroup = "another session's proxy"
+	// detailInternal starts the detail of a host at an internal address that the
+	// allowlist does not name exactly.
+	detailInternal = "an internal address"
 )
 
 // New returns a proxy of a group of its own (Group.New).
@@ -171,8 +174,19 @@ func (p *Proxy) open(ctx context.Context, t *tracker, c net.Conn, host, port str
 		p.refuse(c, http.StatusForbidden, Violation{KindNetworkDenied, target, "host not in " + AllowKey})
 		return nil, false
 	}
-	up, err := p.dial(ctx, "tcp", target)
-	if err != nil {
+	dctx := ctx
+	if p.allow.Names(host) {
+		dctx = withInternal(ctx)
+	}
+	up, err := p.dial(dctx, "tcp", target)
+	var ie *internalError
+	switch {
+	case errors.As(err, &ie):
+		p.onViolation(Violation{KindNetworkDenied, target, detailInternal + ": " + ie.Error()})
+		reply(c, http.StatusForbidden, fmt.Sprintf("agentrun sandbox: connection to %s refused: it is %s (%s), which only a host that %s names exactly may reach (add %q to %s to allow it)\n",
+			target, ie.why, ie.addr, AllowKey, host, AllowKey))
+		return nil, false
+	case err != nil:
 		reply(c, http.StatusBadGateway, fmt.Sprintf("agentrun sandbox: connection to %s failed: %v\n", target, err))
 		return nil, false
 	}

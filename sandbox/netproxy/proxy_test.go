@@ -161,7 +161,7 @@ func TestConnectClosedPort(t *testing.T) {
 	require.NoError(t, err)
 	target := l.Addr().String()
 	require.NoError(t, l.Close())
-	r := newRig(t)
+	r := newRig(t, "127.0.0.1")
 	status, body := raw(t, r.fwd, connectRequest(target))
 	assert.Equal(t, http.StatusBadGateway, status)
 	assert.Contains(t, body, "agentrun sandbox: connection to "+target+" failed:")
