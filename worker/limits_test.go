@@ -204,3 +204,24 @@ func memoryPeak(t *testing.T, dir string) uint64 {
 	require.NoError(t, err)
 	return n
 }
+
+// TestToolsHaveTheHighestOOMScore: at every level, with a memory cgroup or without, a
+// tool's process (and what it starts) has the highest OOM score, and the worker keeps
+// its own, so that memory running short kills a tool's process first.
+func TestToolsHaveTheHighestOOMScore(t *testing.T) {
+	t.Parallel()
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock, sandbox.LevelOff} {
+		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
+			c, _ := newClientPolicy(t, level, "0467", "7777")
+			out, isErr := bash(t, c, "cat /proc/self/oom_score_adj; sh -c 'cat /proc/self/oom_score_adj'")
+			require.False(t, isErr, out)
+			assert.Equal(t, "1000\n1000", strings.TrimSpace(out))
+			own, err := os.ReadFile("/proc/self/oom_score_adj")
+			require.NoError(t, err)
+			score, err := os.ReadFile("/proc/" + strconv.Itoa(c.PID()) + "/oom_score_adj")
+			require.NoError(t, err)
+			assert.Equal(t, string(own), string(score), "the worker keeps the score it started with")
+		})
+	}
+}
