@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/agentrun/agentrun/agent"
@@ -125,7 +124,7 @@ func (a *artifacts) abort(err error) error {
 // cause the session's status then names (diskGuard).
 func (a *artifacts) Write(m protocol.Message) error {
 	err := a.chain.Write(m)
-	if errors.Is(err, syscall.ENOSPC) && a.full != nil {
+	if sink.DiskFull(err) && a.full != nil {
 		a.full()
 	}
 	return err

@@ -34,7 +34,13 @@ func NewFiles(secrets []string) *Files {
 	return &Files{r: NewRedactor(nil, secrets)}
 }
 
-// OnFull makes f call full when a WriteFile finds the disk full (ENOSPC), and try the
+// DiskFull reports whether err says that the disk is full, or the user's quota of it
+// spent.
+func DiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// OnFull makes f call full when a WriteFile finds the disk full (DiskFull), and try the
 // write once more when full reports that it made room. It returns f.
 func (f *Files) OnFull(full func() bool) *Files {
 	f.full = full
@@ -94,7 +100,7 @@ func (f *Files) Mask(path string, data []byte) []byte {
 func (f *Files) WriteFile(path string, data []byte, sync bool) error {
 	data = f.Mask(path, data)
 	err := writeAtomic(path, data, sync)
-	if errors.Is(err, syscall.ENOSPC) && f != nil && f.full != nil && f.full() {
+	if DiskFull(err) && f != nil && f.full != nil && f.full() {
 		err = writeAtomic(path, data, sync)
 	}
 	return err
