@@ -292,6 +292,11 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		})
 	}
 	p.Wait()
+	if st.temp.dir != "" {
+		if err := os.RemoveAll(st.temp.dir); err != nil {
+			r.log.Warn("remove the sessions' temporary folders", zap.Error(err))
+		}
+	}
 	if err := st.spawner.Close(); err != nil {
 		r.log.Warn("end the workers' spawner", zap.Error(err))
 	}
@@ -334,6 +339,13 @@ type runState struct {
 	lines     map[string]int // job id: its line in the spec file
 	primer    *primer        // writes each shared prompt prefix to the provider's cache once
 	disk      *diskGuard     // nil when the run has no output folder of its own
+	// temp is the run's folder of its sessions' TMPDIRs (level landlock), made on
+	// first use (tempRoot) and removed when the run ends.
+	temp struct {
+		once sync.Once
+		dir  string
+		err  error
+	}
 	// gitMu serializes changes to git worktrees; git is the git they are made with.
 	gitMu sync.Mutex
 	git   gitBin
@@ -459,4 +471,12 @@ func (b *runBudget) refusedAny() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.refused
+}
+
+// tempRoot is the run's folder of its sessions' TMPDIRs, made on first use.
+func (st *runState) tempRoot() (string, error) {
+	st.temp.once.Do(func() {
+		st.temp.dir, st.temp.err = os.MkdirTemp(st.r.opts.Sandbox.TempDir, "agentrun-run-")
+	})
+	return st.temp.dir, st.temp.err
 }

@@ -35,6 +35,9 @@ type SandboxOptions struct {
 	// IdleExit is how long a worker with no process left waits for the next call
 	// before it exits [2s].
 	IdleExit time.Duration
+	// TempDir is the folder where the tools' temporary folders go at level landlock
+	// [os.TempDir()].
+	TempDir string
 }
 
 // ErrSandbox is wrapped by the error of a run whose sessions need a sandbox level this
@@ -147,6 +150,9 @@ type sandboxRequest struct {
 	Scratch uint64
 	// Memory is the memory limit in bytes of the session's tools; 0 is the default.
 	Memory uint64
+	// TempRoot, when set, gives the run's folder for the sessions' TMPDIRs (level
+	// landlock), made on first use; without it a TMPDIR goes in SandboxOptions.TempDir.
+	TempRoot func() (string, error)
 	// Out is the run's output folder (empty in RunSession), hidden as a whole where
 	// the tools may write the folder that holds it (see newSandbox).
 	Out string
@@ -224,6 +230,19 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 		// pinned (level strict; level landlock refuses, below).
 		own = append(own, req.Out)
 	}
+	tempParent := opts.TempDir
+	if level == sandbox.LevelLandlock && req.TempRoot != nil {
+		// The session's TMPDIR goes in a folder of the run's, whose other folders are
+		// the other sessions' TMPDIRs: hidden, but for the session's own, which its
+		// rule of its own grants. Where the tools may write the folder that holds it,
+		// Landlock cannot hide it, and they could write the rest of it too.
+		if tempParent, err = req.TempRoot(); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		if _, _, in := spec.HiddenInWritable([]string{tempParent}); !in {
+			own = append(own, tempParent)
+		}
+	}
 	hidden := spec.Hidden(own...)
 	if level == sandbox.LevelLandlock {
 		if h, folder, ok := spec.HiddenInWritable(hidden); ok {
@@ -248,7 +267,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 		cfg.IdleExit = 2 * time.Second
 	}
 	if level == sandbox.LevelLandlock {
-		if sb.tempDir, err = os.MkdirTemp("", "agentrun-tmp-"); err != nil {
+		if sb.tempDir, err = os.MkdirTemp(tempParent, "agentrun-tmp-"); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		spec.TempDir = sb.tempDir
@@ -303,7 +322,7 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
-		Hidden: hidden, Out: st.outDir, Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
+		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
 		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}
 	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation, setupFailed)
 	if err == nil && st.spawner != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/transport/scripted"
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -434,4 +435,48 @@ func TestSessionsCannotReadEachOthersWorkspaces(t *testing.T) {
 		assert.NotContains(t, output, theirs, "LEAK at level %s: the second session read the first's workspace:\n%s", level, output)
 		assert.FileExists(t, filepath.Join(out, runner.WorkspacesDir, second, "answer.txt"), "the second session could not write its own workspace")
 	})
+}
+
+// TestSessionsCannotReadEachOthersTempDirs: at level landlock a session's TMPDIR is a
+// folder of the runner's temporary folder, which may lie where the tools can read (a
+// TMPDIR in a home or a checkout with the external read bit). Two sessions run at once:
+// the first writes its answer to its TMPDIR and waits; the second, told through a FIFO
+// that the answer is there, looks in every TMPDIR beside its own. It must not read it.
+func TestSessionsCannotReadEachOthersTempDirs(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelLandlock)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	tmp, signals := filepath.Join(dir, "tmp"), filepath.Join(dir, "signals")
+	for _, d := range []string{tmp, signals, filepath.Join(dir, "ws")} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	for _, f := range []string{"ready", "done"} {
+		require.NoError(t, unix.Mkfifo(filepath.Join(signals, f), 0o644))
+	}
+	scripts := scriptsWith(t, "writer", `steps:
+  - tool_calls: [{name: Bash, input: {command: "od -An -N12 -tx1 /dev/urandom | tr -d ' \\n' > $TMPDIR/answer.txt; cp $TMPDIR/answer.txt answer.txt; echo > `+signals+`/ready; timeout 60 cat `+signals+`/done"}}]
+  - text: "Wrote."
+`)
+	reader, err := scripted.ParseScript("reader", []byte(`steps:
+  - tool_calls: [{name: Bash, input: {command: "timeout 60 cat `+signals+`/ready; ls -a $(dirname $TMPDIR) $(dirname $(dirname $TMPDIR)); cat $(dirname $TMPDIR)/*/answer.txt $(dirname $(dirname $TMPDIR))/*/*/answer.txt; echo > `+signals+`/done"}}]
+  - text: "Read."
+`))
+	require.NoError(t, err)
+	scripts["reader"] = reader
+	spec := writeSpec(t, dir, "version: 1\nconcurrency: 2\ndefaults: {tools: [Bash], bash_mode: \"0467\", workspace: {dir: ws, mode: copy}, sandbox: {level: landlock, readable: [\""+dir+"\"], writable: [\""+signals+"\"]}}\n"+
+		"jobs:\n  - {id: writer, model: writer, prompt: Write.}\n  - {id: reader, model: reader, prompt: Read.}\n")
+	out := filepath.Join(dir, "out")
+	sum, err := newRunner(t, runner.Options{Out: out, Home: dir, Providers: newInProcess(scripts), Environ: os.Environ(),
+		Sandbox: runner.SandboxOptions{TempDir: tmp}}).Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 2)
+	theirs := readFile(t, filepath.Join(out, runner.WorkspacesDir, "writer", "answer.txt"))
+	require.Len(t, theirs, 24, "the writer's answer")
+	results := toolResults(t, out, "reader")
+	require.Len(t, results, 1)
+	assert.NotContains(t, results[0].Content, theirs, "LEAK: the reader read the writer's TMPDIR:\n%s", results[0].Content)
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the run left temporary folders")
 }
