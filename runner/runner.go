@@ -292,8 +292,8 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		})
 	}
 	p.Wait()
-	if st.temp.dir != "" {
-		if err := os.RemoveAll(st.temp.dir); err != nil {
+	if st.temp.t != nil {
+		if err := st.temp.t.remove(); err != nil {
 			r.log.Warn("remove the sessions' temporary folders", zap.Error(err))
 		}
 	}
@@ -343,7 +343,7 @@ type runState struct {
 	// first use (tempRoot) and removed when the run ends.
 	temp struct {
 		once sync.Once
-		dir  string
+		t    *runTemp
 		err  error
 	}
 	// gitMu serializes changes to git worktrees; git is the git they are made with.
@@ -476,7 +476,10 @@ func (b *runBudget) refusedAny() bool {
 // tempRoot is the run's folder of its sessions' TMPDIRs, made on first use.
 func (st *runState) tempRoot() (string, error) {
 	st.temp.once.Do(func() {
-		st.temp.dir, st.temp.err = os.MkdirTemp(st.r.opts.Sandbox.TempDir, "agentrun-run-")
+		st.temp.t, st.temp.err = newRunTemp(st.r.opts.Sandbox.TempDir)
 	})
-	return st.temp.dir, st.temp.err
+	if st.temp.err != nil {
+		return "", st.temp.err
+	}
+	return st.temp.t.dir, nil
 }
