@@ -109,6 +109,16 @@ func TestParseInvalid(t *testing.T) {
 			wantLine: 3, wantCol: 23, wantField: "defaults.workspace.mod", wantMsg: `did you mean "mode"?`,
 		},
 		{
+			name:     "scratch space past half the job's memory limit",
+			give:     doc("version: 1", "defaults:", "  sandbox: {memory_mib: 1024}", "jobs:", "  - id: a", "    prompt: hi", "    sandbox: {scratch_mib: 4096}"),
+			wantLine: 7, wantCol: 28, wantField: "jobs[0].sandbox.scratch_mib", wantMsg: "4096 MiB is more than half of sandbox.memory_mib (1024)",
+		},
+		{
+			name:     "scratch space past half the memory limit, both in defaults",
+			give:     doc("version: 1", "defaults:", "  sandbox: {scratch_mib: 600, memory_mib: 1000}", "jobs:", "  - id: a", "    prompt: hi"),
+			wantLine: 3, wantCol: 26, wantField: "defaults.sandbox.scratch_mib", wantMsg: "give at most 500",
+		},
+		{
 			name:     "unknown key in a check",
 			give:     doc("version: 1", "jobs:", "  - id: a", "    prompt: hi", "    checks:", "      - {name: vet, run: go vet, cmd: x}"),
 			wantLine: 6, wantCol: 34, wantField: "jobs[0].checks[0].cmd", wantMsg: `unknown key "cmd"`,

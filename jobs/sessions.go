@@ -266,6 +266,15 @@ func (s *Spec) session(i int, st Settings, names []string, matrix map[string]str
 		return Session{}, false
 	}
 	res := resolve(st, s.dir)
+	if sb := res.Sandbox; sb.ScratchMiB > 0 && sb.MemoryMiB > 0 && sb.ScratchMiB > sb.MemoryMiB/2 {
+		path := "defaults.sandbox.scratch_mib"
+		if job.Settings.Sandbox != nil && job.Settings.Sandbox.ScratchMiB != nil {
+			path = jp + ".sandbox.scratch_mib"
+		}
+		ps.add(s.at(path), path, "%d MiB is more than half of sandbox.memory_mib (%d): the scratch space counts in the memory limit, "+
+			"and a full one would leave the session's processes no memory; give at most %d", sb.ScratchMiB, sb.MemoryMiB, sb.MemoryMiB/2)
+		return Session{}, false
+	}
 	checks := make([]Check, len(job.Checks))
 	for k, c := range job.Checks {
 		if c.Timeout == 0 {
