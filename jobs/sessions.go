@@ -268,7 +268,7 @@ func (s *Spec) session(i int, st Settings, names []string, matrix map[string]str
 	res := resolve(st, s.dir)
 	if sb := res.Sandbox; sb.ScratchMiB > 0 && sb.MemoryMiB > 0 && sb.ScratchMiB > sb.MemoryMiB/2 {
 		path := "defaults.sandbox.scratch_mib"
-		if job.Settings.Sandbox != nil && job.Settings.Sandbox.ScratchMiB != nil {
+		if job.Sandbox != nil && job.Sandbox.ScratchMiB != nil {
 			path = jp + ".sandbox.scratch_mib"
 		}
 		ps.add(s.at(path), path, "%d MiB is more than half of sandbox.memory_mib (%d): the scratch space counts in the memory limit, "+
