@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
-	"github.com/agentrun/agentrun/transport/scripted"
 )
 
 // smallDisk mounts a file system of size bytes (a tmpfs) at a new folder and returns
@@ -44,13 +43,10 @@ func TestRunSurvivesAFullDisk(t *testing.T) {
 	scripts := scriptsWith(t, "fill", `steps:
   - tool_calls: [{name: Bash, input: {command: "head -c 64M /dev/zero > big; echo status=$?"}}]
   - text: "Filled."
-`)
-	slow, err := scripted.ParseScript("slow", []byte(`steps:
+`, "slow", `steps:
   - tool_calls: [{name: Bash, input: {command: "sleep 60; echo slept"}}]
   - text: "Slept."
-`))
-	require.NoError(t, err)
-	scripts["slow"] = slow
+`)
 	spec := writeSpec(t, dir, `version: 1
 concurrency: 2
 defaults: {tools: [Bash], bash_mode: "7777", sandbox: {level: "off"}, workspace: {dir: proj, mode: copy}}

@@ -42,12 +42,16 @@ func loadScripts(tb testing.TB) map[string]*scripted.Script {
 }
 
 // scriptsWith is loadScripts and one more script, name, of the YAML text script.
-func scriptsWith(tb testing.TB, name, script string) map[string]*scripted.Script {
+func scriptsWith(tb testing.TB, name, script string, more ...string) map[string]*scripted.Script {
 	tb.Helper()
-	s, err := scripted.ParseScript(name, []byte(script))
-	require.NoError(tb, err)
+	require.Zero(tb, len(more)%2, "more are pairs of a name and a script")
 	scripts := loadScripts(tb)
-	scripts[name] = s
+	pairs := append([]string{name, script}, more...)
+	for i := 0; i < len(pairs); i += 2 {
+		s, err := scripted.ParseScript(pairs[i], []byte(pairs[i+1]))
+		require.NoError(tb, err)
+		scripts[pairs[i]] = s
+	}
 	return scripts
 }
 
