@@ -192,3 +192,37 @@ func (s fileState) restore(p string) error {
 	}
 	return os.Chown(p, syscall.Getuid(), syscall.Getgid())
 }
+
+// keepsItsLimits: the process the attempt left behind, named {MARK}, is still in each
+// session cgroup of the worker's (the lines of /proc/PID/cgroup that name an
+// agentrun-PID-N folder) and has the highest OOM score. It is killed afterwards.
+func keepsItsLimits() effect {
+	return func(t *testing.T, fx *fixture, x *expander) func(string) (bool, string) {
+		mark := x.expand("{MARK}")
+		return func(out string) (bool, string) {
+			var pids []int
+			require.Eventually(t, func() bool { pids = processesWith(mark); return len(pids) > 0 }, 10*time.Second, 20*time.Millisecond,
+				"the attempt left no process %s; output:\n%s", mark, clip(out))
+			defer func() {
+				for _, pid := range pids {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}()
+			own, err := os.ReadFile("/proc/" + strconv.Itoa(fx.client.PID()) + "/cgroup")
+			require.NoError(t, err)
+			got, err := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/cgroup")
+			require.NoError(t, err)
+			for _, line := range strings.Split(strings.TrimSpace(string(own)), "\n") {
+				if strings.Contains(line, "/agentrun-") && !strings.Contains("\n"+string(got), "\n"+line+"\n") {
+					return false, "left the session's cgroup " + line + ": now in " + strings.ReplaceAll(string(got), "\n", " ")
+				}
+			}
+			score, err := os.ReadFile("/proc/" + strconv.Itoa(pids[0]) + "/oom_score_adj")
+			require.NoError(t, err)
+			if s := strings.TrimSpace(string(score)); s != "1000" {
+				return false, "its OOM score is " + s
+			}
+			return true, ""
+		}
+	}
+}

@@ -119,6 +119,10 @@ EOF`, effect: all(sleeperSurvives(), hidden("READ-OK")), strict: true, landlock:
 	{name: "umount mask", cmd: "umount -l {HOME}/.ssh && touch {RAN}; umount -l / && touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
 	{name: "chroot", cmd: "/usr/sbin/chroot . /bin/true && touch {RAN}; /usr/sbin/chroot / /bin/true && touch {RAN}", effect: absent("{RAN}"), strict: true, landlock: true},
 	{name: "sethostname", cmd: "hostname escape-{NAME}; echo escape > /proc/sys/kernel/hostname", effect: sameHostname(), strict: true, landlock: true},
+	// Out of the session's cgroups (its memory and pids limits) into the machine's, and
+	// down from the highest OOM score; the process left behind shows what it got.
+	{name: "leave the session's cgroups and OOM score", cmd: `(for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs /sys/fs/cgroup/memory/cgroup.procs /sys/fs/cgroup/pids/cgroup.procs; do echo $BASHPID > $f; done; echo 0 > /proc/self/oom_score_adj; exec -a {MARK} sleep 30) >/dev/null 2>&1 &`,
+		effect: keepsItsLimits(), strict: true, landlock: true},
 }
 
 func TestSignalsAndPrivileges(t *testing.T) {
