@@ -62,13 +62,11 @@ func landlockSignals(abi int) string {
 // memoryHeld says whether this machine holds the sessions' memory limit: where
 // agentrun may make a memory cgroup (one is made and removed to find out).
 func memoryHeld() string {
-	c, err := sandbox.NewCgroup(sandbox.CgroupLimits{Memory: 1 << 30})
-	if err != nil {
-		return "not held: no writable memory cgroup hierarchy (agentrun runs as root, or in a cgroup delegated to its user)"
+	if c, err := sandbox.NewCgroup(sandbox.CgroupLimits{Memory: 1 << 30}); err == nil {
+		held := slices.Contains(c.Layers(), sandbox.LayerMemory)
+		if c.Remove() == nil && held {
+			return "held by a memory cgroup"
+		}
 	}
-	held := slices.Contains(c.Layers(), sandbox.LayerMemory)
-	if err := c.Remove(); err != nil || !held {
-		return "not held: no writable memory cgroup hierarchy (agentrun runs as root, or in a cgroup delegated to its user)"
-	}
-	return "held by a memory cgroup"
+	return "not held: no writable memory cgroup hierarchy here (one takes root, or a cgroup delegated to this user)"
 }
