@@ -21,6 +21,10 @@ const diskPoll = 100 * time.Millisecond
 // errDiskFull is the cancel cause of a run whose output folder's disk filled up.
 var errDiskFull = errors.New("disk full")
 
+// errNoStatfs is diskFree's error where it cannot read a disk's free space: the guard
+// then holds no reserve, without a word each run.
+var errNoStatfs = errors.New("disk space: read here on Linux only")
+
 // diskGuard keeps a run able to write what it owes: every session's result.json and the
 // run's summaries and reports. The tools share the output folder's disk (copies and
 // worktrees live in it, and a shared workspace may too), and nothing bounds what they
@@ -50,7 +54,9 @@ func newDiskGuard(dir string, sessions int, free func(string) (uint64, uint64, e
 	g := &diskGuard{dir: dir, free: free, stop: stop, log: log, done: make(chan struct{})}
 	avail, size, err := free(dir)
 	if err != nil {
-		log.Warn("read the free space of the output folder's disk; no reserve is held", zapErr(err))
+		if !errors.Is(err, errNoStatfs) {
+			log.Warn("read the free space of the output folder's disk; no reserve is held", zapErr(err))
+		}
 		return g, nil
 	}
 	g.floor = diskFloor(size)

@@ -2,10 +2,6 @@
 
 package runner
 
-import "errors"
-
-var errNoStatfs = errors.New("disk space: read here on Linux only")
-
 // diskFree fails here: the guard holds no reserve and does not watch.
 func diskFree(string) (avail, size uint64, err error) { return 0, 0, errNoStatfs }
 
