@@ -104,6 +104,17 @@ var sensitiveHome = []string{
 	".ssh", ".gnupg", ".aws", ".docker", ".kube", ".azure", ".netrc", ".git-credentials",
 	".npmrc", ".pypirc", ".config/gcloud", ".config/gh", ".config/hub", ".password-store",
 	".local/share/keyrings", ".agentrun",
+	// Other agents' CLIs, which a machine that runs agentrun often runs too: Claude
+	// Code's login (and its settings, which hold MCP servers' environments), Codex's,
+	// Gemini CLI's and GitHub Copilot's.
+	".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".gemini/oauth_creds.json",
+	".config/github-copilot",
+	// Registries', databases' and clouds' tokens and passwords.
+	".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials", ".vault-token",
+	".terraform.d/credentials.tfrc.json", ".pulumi/credentials.json", ".m2/settings-security.xml",
+	".pgpass", ".my.cnf", ".s3cfg", ".boto", ".oci", ".config/doctl", ".fly", ".config/rclone",
+	// Browser profiles: cookies of logged-in sessions and saved passwords.
+	".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge",
 }
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the

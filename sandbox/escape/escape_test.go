@@ -76,6 +76,9 @@ type options struct {
 	onViolation func(netproxy.Violation)
 	// scratch is the size of the scratch space (Spec.Scratch); 0 is the default.
 	scratch uint64
+	// homeFiles are more files of the home directory (a path in it → the content),
+	// there before the sandbox starts.
+	homeFiles map[string]string
 }
 
 // levels runs body once per confined level (and at off when off is set), skipping the
@@ -207,6 +210,10 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	writeFile(t, filepath.Join(fx.home, ".ssh", "config"), "Host *\n  IdentityFile "+fx.sshSecret+"\n")
 	writeFile(t, filepath.Join(fx.home, ".ssh", "id_"+fx.sshSecret), "key\n")
 	writeFile(t, filepath.Join(fx.home, "notes.txt"), fx.notes+"\n")
+	for rel, content := range o.homeFiles {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(fx.home, rel)), 0o755))
+		writeFile(t, filepath.Join(fx.home, rel), content)
+	}
 	writeFile(t, filepath.Join(fx.host, "secret.txt"), fx.hostSecret+"\n")
 	writeFile(t, filepath.Join(fx.ws, "inside.txt"), "inside\n")
 	fx.startSleeper(t)

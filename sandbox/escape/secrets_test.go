@@ -3,6 +3,7 @@ package escape_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -109,4 +110,36 @@ func shadowLine(t *testing.T) string {
 	}
 	t.Log("no /etc/shadow line with a password here: the shadow attempt checks a marker only")
 	return "no-shadow-" + randomHex(8)
+}
+
+// agentCredentials are where other agents' CLIs, package registries, databases, cloud
+// tools and browsers keep what they log in with, under $HOME: a machine that runs
+// agentrun often runs Claude Code, Codex or Gemini CLI too.
+var agentCredentials = []string{
+	".claude/.credentials.json", ".claude.json", ".codex/auth.json", ".gemini/oauth_creds.json",
+	".config/github-copilot/hosts.json", ".cargo/credentials.toml", ".gem/credentials", ".vault-token",
+	".terraform.d/credentials.tfrc.json", ".pgpass", ".my.cnf", ".config/rclone/rclone.conf",
+	".pulumi/credentials.json", ".m2/settings-security.xml", ".mozilla/firefox/p.default/logins.json",
+	".config/google-chrome/Default/Cookies", ".config/chromium/Default/Login Data",
+}
+
+// TestAgentCredentials plants a secret in each of agentCredentials in a home the tools
+// may read (the external read bit, as the default bash_mode has): no tool may read one,
+// while the rest of those folders (a skill beside Claude Code's credentials) stays
+// readable. At level off every one is read: the vector works.
+func TestAgentCredentials(t *testing.T) {
+	salt := randomHex(8)
+	files := map[string]string{".claude/skills/s/SKILL.md": "skill-" + salt + "\n"}
+	var table []attempt
+	for i, rel := range agentCredentials {
+		secret := "cred-" + strconv.Itoa(i) + "-" + salt
+		files[rel] = secret + "\n"
+		table = append(table, attempt{name: "cat ~/" + rel, cmd: "cat ~/'" + rel + "'", effect: hidden(secret), strict: true, landlock: true, off: true})
+	}
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0467", homeFiles: files})
+		runTable(t, fx, table)
+		r := fx.bash(t, "cat ~/.claude/skills/s/SKILL.md", 20)
+		require.Contains(t, r.Content, "skill-"+salt, "a skill beside the credentials is not readable")
+	})
 }
