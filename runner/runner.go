@@ -346,6 +346,8 @@ type runState struct {
 		t    *runTemp
 		err  error
 	}
+	// rootOnly is what the host lets nobody but root read, listed once per run.
+	rootOnly func() []string
 	// gitMu serializes changes to git worktrees; git is the git they are made with.
 	gitMu sync.Mutex
 	git   gitBin
@@ -378,7 +380,7 @@ func (r *Runner) newRunState(spec *jobs.Spec, plan *Plan, runLog io.Writer, sess
 		r: r, spec: spec, plan: plan, git: lookGit(), // before any session runs
 		runLog: sink.NewSyncWriter(runLog), stdout: sink.NewSyncWriter(r.opts.Stdout),
 		budget: newRunBudget(spec.Budget), lines: jobLines(spec), primer: newPrimer(r.opts.Now),
-		sessionsDir: sessionsDir, subAgents: make(chan struct{}, slots),
+		sessionsDir: sessionsDir, subAgents: make(chan struct{}, slots), rootOnly: sync.OnceValue(sandbox.RootOnly),
 	}
 }
 

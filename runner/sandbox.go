@@ -150,6 +150,9 @@ type sandboxRequest struct {
 	Scratch uint64
 	// Memory is the memory limit in bytes of the session's tools; 0 is the default.
 	Memory uint64
+	// RootOnly are the host's paths that nobody but root may read (sandbox.RootOnly),
+	// hidden from the tools unless the system read bit is set.
+	RootOnly []string
 	// TempRoot, when set, gives the run's folder for the sessions' TMPDIRs (level
 	// landlock), made on first use; without it a TMPDIR goes in SandboxOptions.TempDir.
 	TempRoot func() (string, error)
@@ -200,7 +203,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home,
 		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home), Scratch: req.Scratch,
-		Memory: req.Memory}
+		Memory: req.Memory, RootOnly: req.RootOnly}
 	for _, w := range spec.Writable {
 		// A folder the spec wants writable exists, so that the sandbox can bind it
 		// (a build cache on a fresh machine).
@@ -322,7 +325,7 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
 		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
-		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
+		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, RootOnly: st.rootOnly(), Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
 		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}
 	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation, setupFailed)
 	if err == nil && st.spawner != nil {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -468,5 +469,36 @@ func TestToolsCannotReplaceTheWorker(t *testing.T) {
 			}
 			assert.Equal(t, protocol.StatusSuccess, row.Status, sum.Text())
 		}
+	})
+}
+
+// TestRunHidesRootOnlyFiles: a run as root hides from its tools what the host lets
+// nobody but root read, such as a root-only file of /etc: the tools run as uid 0 too.
+func TestRunHidesRootOnlyFiles(t *testing.T) {
+	t.Parallel()
+	if os.Getuid() != 0 {
+		t.Skip("the host's modes keep root-only files from a tool that is not root")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("the read goes through python3, whose file names the bash policy does not see")
+	}
+	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
+	secret := "root-only-secret-" + stamp
+	name := "agentrun-root-only-" + stamp // the policy would refuse a plain cat of /etc
+	file := filepath.Join("/etc", name)
+	require.NoError(t, os.WriteFile(file, []byte(secret+"\n"), 0o600))
+	t.Cleanup(func() { _ = os.Remove(file) })
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		out := filepath.Join(dir, "out")
+		read := `python3 -c \"import os; print(open(os.sep.join(['', 'etc', '` + name + `'])).read())\"`
+		scripts := scriptsWith(t, "peek", "steps:\n  - tool_calls: [{name: Bash, input: {command: \""+read+"\"}}]\n  - text: \"Peeked.\"\n")
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}}\njobs:\n  - {id: peek, model: peek, prompt: Peek.}\n", level)
+		_, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+			Run(context.Background(), writeSpec(t, dir, spec))
+		require.NoError(t, err)
+		results := toolResults(t, out, "peek")
+		require.Len(t, results, 1)
+		assert.NotContains(t, results[0].Content, secret, "LEAK at level %s: %s", level, results[0].Content)
+		assert.Regexp(t, "No such file or directory|Permission denied", results[0].Content, "the read did not run")
 	})
 }

@@ -67,6 +67,9 @@ type Spec struct {
 	// tmpfs, in memory, that holds its private /tmp, /dev/shm and, where the home
 	// directory is not bound, the home directory. Zero is DefaultScratch.
 	Scratch uint64
+	// RootOnly are more host paths hidden with the machine's credentials unless the
+	// system read bit is set: what the host lets nobody but root read (RootOnly).
+	RootOnly []string
 	// Memory is the session's memory limit in bytes, its processes' and its scratch
 	// space's together, held by its cgroup where one is writable (LayerMemory). Zero is
 	// DefaultMemory (MemoryLimit).
@@ -126,7 +129,7 @@ var sensitiveHome = []string{
 func (s Spec) Hidden(extra ...string) []string {
 	var out []string
 	if !s.Mode.System.Has(PermRead) {
-		out = slices.Clone(maskedFiles)
+		out = append(slices.Clone(maskedFiles), s.RootOnly...)
 		if s.Home != "" && s.Home != "/" {
 			for _, h := range sensitiveHome {
 				out = append(out, filepath.Join(s.Home, h))

@@ -79,6 +79,9 @@ type options struct {
 	// homeFiles are more files of the home directory (a path in it → the content),
 	// there before the sandbox starts.
 	homeFiles map[string]string
+	// rootOnly hides what the host lets nobody but root read, as the runner does
+	// (Spec.RootOnly).
+	rootOnly bool
 }
 
 // levels runs body once per confined level (and at off when off is set), skipping the
@@ -227,6 +230,9 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: fx.ws, Home: fx.home,
 		External: append(sandbox.ExternalDirs(), fx.root, filepath.Dir(fx.home)), Scratch: o.scratch}
+	if o.rootOnly {
+		spec.RootOnly = sandbox.RootOnly()
+	}
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + fx.home, "LANG=C.UTF-8"}
 	cfg := worker.Config{BashMode: policy, Timeout: time.Minute, IdleExit: time.Hour}
 	if level == sandbox.LevelLandlock {

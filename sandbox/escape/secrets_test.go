@@ -143,3 +143,34 @@ func TestAgentCredentials(t *testing.T) {
 		require.Contains(t, r.Content, "skill-"+salt, "a skill beside the credentials is not readable")
 	})
 }
+
+// TestRootOnlyFiles plants, in the host's /etc, a file and a folder that nobody but root
+// may read, beside one that anybody may. The tools of a runner that runs as root run as
+// uid 0, which the modes keep nothing from: the first two must be hidden, the third
+// stays readable. At level off both are read: the vector works.
+func TestRootOnlyFiles(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the host's modes keep root-only files from a tool that is not root")
+	}
+	salt := randomHex(8)
+	file := "/etc/agentrun-rootonly-" + salt
+	dir := "/etc/agentrun-rootonly-dir-" + salt
+	public := "/etc/agentrun-public-" + salt
+	require.NoError(t, os.WriteFile(file, []byte("root-file-"+salt+"\n"), 0o600))
+	t.Cleanup(func() { _ = os.Remove(file) })
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "key"), []byte("root-dir-"+salt+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(public, []byte("public-"+salt+"\n"), 0o644))
+	t.Cleanup(func() { _ = os.Remove(public) })
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0467", rootOnly: true})
+		runTable(t, fx, []attempt{
+			{name: "cat a root-only file of /etc", cmd: "cat " + file, effect: hidden("root-file-" + salt), strict: true, landlock: true, off: true},
+			{name: "cat a file in a root-only folder of /etc", cmd: "cat " + dir + "/key", effect: hidden("root-dir-" + salt), strict: true, landlock: true, off: true},
+			{name: "grep /etc", cmd: "grep -rh " + salt + " /etc", effect: all(hidden("root-file-"+salt), hidden("root-dir-"+salt)), strict: true, landlock: true, off: true},
+		})
+		r := fx.bash(t, "cat "+public, 20)
+		require.Contains(t, r.Content, "public-"+salt, "a file anybody may read is hidden")
+	})
+}
