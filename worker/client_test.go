@@ -3,8 +3,10 @@ package worker_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,6 +114,31 @@ func TestRequestEnv(t *testing.T) {
 			w := c.Exec(ctx, `echo "tp=$TRACEPARENT"`, time.Minute, 0)
 			require.NoError(t, w.Err)
 			assert.Equal(t, "tp=00-check-span-01\n", w.Output)
+		})
+	}
+}
+
+// TestStageOneKeepsItsPipes starts workers whose config is large enough that stage 1's
+// garbage collector runs before it becomes stage 2 (many hidden paths, as a run as root
+// on a busy /etc gives). The request and reply pipes must survive until the exec: a
+// File the collector found unreachable was closed by its finalizer, the next
+// descriptor took its number, and stage 2 read its config from the wrong one.
+func TestStageOneKeepsItsPipes(t *testing.T) {
+	t.Parallel()
+	for _, level := range []sandbox.Level{sandbox.LevelStrict, sandbox.LevelLandlock} {
+		t.Run(string(level), func(t *testing.T) {
+			t.Parallel()
+			c, _ := newClientWith(t, level, "0467", "0467", func(cfg *worker.Config) {
+				for i := range 50000 {
+					cfg.Hidden = append(cfg.Hidden, fmt.Sprintf("/nonexistent/agentrun-test/%d/%s", i, strings.Repeat("x", 40)))
+				}
+			})
+			for range 3 {
+				out, isErr := bash(t, c, "echo alive")
+				require.False(t, isErr, out)
+				assert.Contains(t, out, "alive")
+			}
+			assert.Equal(t, 1, c.Starts(), "a worker died and was started again")
 		})
 	}
 }

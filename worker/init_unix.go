@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,6 +55,12 @@ func Main(args []string) int {
 // that; elsewhere it starts stage 2 as its child and reaps until stage 2 ends.
 func initMain() int {
 	in, out := os.NewFile(fdRequests, "requests"), os.NewFile(fdReplies, "replies")
+	// Both stay open until this process becomes stage 2, which serves on their numbers:
+	// a File the collector finds unreachable is closed by its finalizer, and the next
+	// descriptor opened (the config's memory file) took the number of the requests.
+	// The exec leaves the deferred calls unrun, and keeps the Files reachable to it.
+	defer runtime.KeepAlive(in)
+	defer runtime.KeepAlive(out)
 	dec := protocol.NewFrameDecoder(in, maxFrame)
 	if !dec.Next() {
 		fmt.Fprintf(os.Stderr, "worker: no config: %v\n", dec.Err())

@@ -19,12 +19,22 @@ const maxOOMScore = "1000"
 // makes this process stage 2 (not close-on-exec): confined, stage 2 may not open it,
 // and it must score each tool's process as it starts it. -1 when it cannot.
 func openOOMScore() int {
-	fd, err := unix.Open("/proc/self/oom_score_adj", unix.O_RDWR, 0)
+	fd, err := unix.Open("/proc/self/oom_score_adj", unix.O_RDWR|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return -1
 	}
-	return fd
+	// Above the numbers stage 2 is given (requests, replies, config): a copy that the
+	// exec keeps.
+	high, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD, oomScoreFDFloor)
+	_ = unix.Close(fd)
+	if err != nil {
+		return -1
+	}
+	return high
 }
+
+// oomScoreFDFloor is the least descriptor number of the worker's oom_score_adj.
+const oomScoreFDFloor = 16
 
 // victims starts the tools' processes through next with the highest OOM score, and
 // keeps the worker's own: a session that reaches its memory limit loses a tool's
