@@ -68,8 +68,9 @@ type Spec struct {
 	// directory is not bound, the home directory. Zero is DefaultScratch.
 	Scratch uint64
 	// RootOnly are more host paths hidden with the machine's credentials unless the
-	// system read bit is set: what the host lets nobody but root read (RootOnly).
-	RootOnly []string
+	// system read bit is set: what the host lets nobody but root read (RootOnly). Hidden
+	// reads them on the host; the worker gets its result, not them.
+	RootOnly []string `json:"-"`
 	// Memory is the session's memory limit in bytes, its processes' and its scratch
 	// space's together, held by its cgroup where one is writable (LayerMemory). Zero is
 	// DefaultMemory (MemoryLimit).
