@@ -134,19 +134,12 @@ func (a Allowlist) Any() bool {
 // Matching is case-insensitive and ignores a trailing dot; an IP literal matches only
 // an IP entry.
 func (a Allowlist) Allows(host string) bool {
-	if a.Any() {
+	if a.Any() || a.Names(host) {
 		return true
 	}
-	h, ok := lowerASCII(strings.TrimSuffix(host, "."))
-	if !ok || h == "" {
-		return false // no entry has other bytes, and ToLower maps some of them to ASCII
-	}
-	if ip, ok := parseIP(h); ok {
-		_, ok = a.ips[ip]
-		return ok
-	}
-	if _, ok := a.exact[h]; ok {
-		return true
+	h, ok := hostKey(host)
+	if _, isIP := parseIP(h); !ok || isIP {
+		return false // an IP literal matches its entry alone, which Names looked up
 	}
 	for i := strings.IndexByte(h, '.'); i >= 0; i = strings.IndexByte(h, '.') {
 		h = h[i+1:]
@@ -162,8 +155,8 @@ func (a Allowlist) Allows(host string) bool {
 // empty list. Such a host is reached at an internal address too (a loopback, link-local
 // or private one), which a wildcard, whose names the tools choose, never reaches.
 func (a Allowlist) Names(host string) bool {
-	h, ok := lowerASCII(strings.TrimSuffix(host, "."))
-	if !ok || h == "" {
+	h, ok := hostKey(host)
+	if !ok {
 		return false
 	}
 	if ip, ok := parseIP(h); ok {
@@ -172,6 +165,14 @@ func (a Allowlist) Names(host string) bool {
 	}
 	_, ok = a.exact[h]
 	return ok
+}
+
+// hostKey is host as the entries are kept: in lower case, without a trailing dot;
+// false when it is empty or not ASCII (no entry has other bytes, and ToLower maps some
+// of them to ASCII).
+func hostKey(host string) (string, bool) {
+	h, ok := lowerASCII(strings.TrimSuffix(host, "."))
+	return h, ok && h != ""
 }
 
 func lowerASCII(s string) (string, bool) {
