@@ -64,7 +64,7 @@ func newDiskGuard(dir string, sessions int, free func(string) (uint64, uint64, e
 	if avail < want+g.floor {
 		return nil, fmt.Errorf("the disk of %s has %d MiB free, and a run of %d sessions needs %d MiB there: "+
 			"%d MiB for their results and the run's reports, and %d MiB kept free (1%% of the disk, at most 64 MiB); "+
-			"free some space or choose another --out", dir, avail>>20, sessions, (want+g.floor+1<<20-1)>>20, (want+1<<20-1)>>20, (g.floor+1<<20-1)>>20)
+			"free some space or choose another --out", dir, avail>>20, sessions, ceilMiB(want+g.floor), ceilMiB(want), ceilMiB(g.floor))
 	}
 	path := filepath.Join(dir, ReserveFile)
 	if err := allocate(path, want); err != nil {
@@ -76,6 +76,9 @@ func newDiskGuard(dir string, sessions int, free func(string) (uint64, uint64, e
 	g.ended.Go(g.watch)
 	return g, nil
 }
+
+// ceilMiB is n bytes in MiB, rounded up: what a run needs is not rounded away.
+func ceilMiB(n uint64) uint64 { return (n + 1<<20 - 1) >> 20 }
 
 // diskFloor is the free space of a disk of size bytes under which a run stops: 1% of
 // it, at most 64 MiB.
