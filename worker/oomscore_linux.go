@@ -50,11 +50,11 @@ type victims struct {
 	mu    sync.Mutex
 }
 
-// preferVictims is next with the tools' processes started by victims, where stage 1
-// passed the worker's oom_score_adj as descriptor fd (past stderr); next alone
-// otherwise.
+// preferVictims is next (the worker's reaper) with the tools' processes started by
+// victims, where stage 1 passed the worker's oom_score_adj as descriptor fd (past
+// stderr); next alone otherwise.
 func preferVictims(next tools.Procs, fd int) tools.Procs {
-	if fd <= 2 {
+	if next == nil || fd <= 2 {
 		return next
 	}
 	f := os.NewFile(uintptr(fd), "oom_score_adj")
@@ -73,22 +73,10 @@ func (v *victims) Start(cmd *exec.Cmd) error {
 	defer v.mu.Unlock()
 	// A failed write leaves the score as it was: the process starts all the same.
 	_, _ = v.score.WriteAt([]byte(maxOOMScore), 0)
-	err := v.startNext(cmd)
+	err := v.next.Start(cmd)
 	_, _ = v.score.WriteAt(v.own, 0)
 	return err
 }
 
-func (v *victims) startNext(cmd *exec.Cmd) error {
-	if v.next == nil {
-		return cmd.Start()
-	}
-	return v.next.Start(cmd)
-}
-
 // Wait waits for cmd through next.
-func (v *victims) Wait(cmd *exec.Cmd) error {
-	if v.next == nil {
-		return cmd.Wait()
-	}
-	return v.next.Wait(cmd)
-}
+func (v *victims) Wait(cmd *exec.Cmd) error { return v.next.Wait(cmd) }
