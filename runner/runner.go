@@ -351,6 +351,13 @@ type runState struct {
 	// gitMu serializes changes to git worktrees; git is the git they are made with.
 	gitMu sync.Mutex
 	git   gitBin
+	// checkouts holds, per workspace folder, the scan of the credentials its git
+	// config holds (checkoutCreds), made once per run by the first session that needs it.
+	checkoutsMu sync.Mutex
+	checkouts   map[string]func() (*checkoutCreds, error)
+	// userGit is what the user's git configs that hold credentials change for the
+	// tools (scanUser), found once per run.
+	userGit func() (userGit, error)
 	// prices caches the price lookups of the run's models.
 	pricesMu sync.Mutex
 	prices   map[string]knownPrice
@@ -376,12 +383,16 @@ func (r *Runner) newRunState(spec *jobs.Spec, plan *Plan, runLog io.Writer, sess
 	if slots <= 0 {
 		slots = 2 * plan.Concurrency
 	}
-	return &runState{
+	st := &runState{
 		r: r, spec: spec, plan: plan, git: lookGit(), // before any session runs
 		runLog: sink.NewSyncWriter(runLog), stdout: sink.NewSyncWriter(r.opts.Stdout),
 		budget: newRunBudget(spec.Budget), lines: jobLines(spec), primer: newPrimer(r.opts.Now),
 		sessionsDir: sessionsDir, subAgents: make(chan struct{}, slots), rootOnly: sync.OnceValue(sandbox.RootOnly),
 	}
+	st.userGit = sync.OnceValues(func() (userGit, error) {
+		return st.git.scanUser(context.Background(), r.opts.Home, r.opts.Environ)
+	})
+	return st
 }
 
 // dirOf is the artifact folder of a session of the run.

@@ -151,8 +151,12 @@ type sandboxRequest struct {
 	// Memory is the memory limit in bytes of the session's tools; 0 is the default.
 	Memory uint64
 	// RootOnly are the host's paths that nobody but root may read (sandbox.RootOnly),
-	// hidden from the tools unless the system read bit is set.
-	RootOnly []string
+	// and Checkout the files of the workspace's checkout that hold its credentials for
+	// its forge (checkoutCreds): hidden from the tools unless the system read bit is set.
+	RootOnly, Checkout []string
+	// CheckoutRefused, when set, says why a confined session cannot work in its
+	// workspace: its tools would read the checkout's credentials there.
+	CheckoutRefused error
 	// TempRoot, when set, gives the run's folder for the sessions' TMPDIRs (level
 	// landlock), made on first use; without it a TMPDIR goes in SandboxOptions.TempDir.
 	TempRoot func() (string, error)
@@ -189,6 +193,9 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	if err != nil {
 		mode = sandbox.Mode{} // the policy denies everything; so does the kernel
 	}
+	if level != sandbox.LevelOff && req.CheckoutRefused != nil && !mode.System.Has(sandbox.PermRead) {
+		return nil, req.CheckoutRefused // the system read bit shows the credentials
+	}
 	real, err := filepath.EvalSymlinks(req.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -203,7 +210,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home,
 		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home), Scratch: req.Scratch,
-		Memory: req.Memory, RootOnly: req.RootOnly}
+		Memory: req.Memory, Credentials: slices.Concat(req.RootOnly, req.Checkout)}
 	for _, w := range spec.Writable {
 		// A folder the spec wants writable exists, so that the sandbox can bind it
 		// (a build cache on a fresh machine).
@@ -305,7 +312,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 
 // openSandbox prepares the sandbox of a session attempt of the run; setupFailed hears
 // why its worker could not set the sandbox up, if it cannot.
-func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(), onViolation func(netproxy.Violation), setupFailed func(error)) (*Sandbox, error) {
+func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), onViolation func(netproxy.Violation), setupFailed func(error)) (*Sandbox, error) {
 	o := st.r.opts
 	// The sessions' folder exists before any tool runs, so that it is hidden from the
 	// first (Landlock hides what exists).
@@ -322,9 +329,13 @@ func (st *runState) openSandbox(s jobs.Session, workdir string, activity func(),
 	if o.InstructionHome != "" {
 		hidden = append(hidden, absOr(o.InstructionHome))
 	}
+	user, err := st.userGit() // made by prepareWorkspace already
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
-		Workspace: workdir, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
-		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
+		Workspace: ws.dir, Checkout: ws.credentials, CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
+		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, user.env, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, RootOnly: st.rootOnly(), Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
 		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}
 	sb, err := newSandbox(req, o.Sandbox, st.r.sandboxReport(), st.r.proxies, activity, onViolation, setupFailed)
@@ -389,12 +400,12 @@ func (sb *Sandbox) Close() error {
 }
 
 // toolEnv is the environment of a session's tools, built from nothing: PATH, HOME,
-// LANG and TERM from the runner's environment, the reaper's tag, and the variables the
-// job declares.
-func toolEnv(base []string, declared map[string]string) []string {
+// LANG and TERM from the runner's environment, the reaper's tag, then the variables of
+// ours (userGit's), and the variables the job declares.
+func toolEnv(base, ours []string, declared map[string]string) []string {
 	keep := map[string]bool{"PATH": true, "HOME": true, "LANG": true, "TERM": true, "AGENTRUN_PROCESS_TAG": true}
 	// Never nil (an empty environment, not the runner's): pickEnv's result is not.
-	return procEnv(pickEnv(base, func(name string) bool { return keep[name] }), declared)
+	return procEnv(append(pickEnv(base, func(name string) bool { return keep[name] }), ours...), declared)
 }
 
 // pickEnv is the part of environment base whose variables keep names.

@@ -97,7 +97,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		if setupErr != nil {
 			return
 		}
-		sb, setupErr = st.openSandbox(s, ws.dir, watch.touch, func(v netproxy.Violation) {
+		sb, setupErr = st.openSandbox(s, ws, watch.touch, func(v netproxy.Violation) {
 			st.violation(arts, s, v)
 		}, cancel) // no tool can run: the session ends, error_sandbox
 		if setupErr != nil {

@@ -32,6 +32,11 @@ type workspace struct {
 	// worktree's .git file, which the session may have rewritten.
 	gitDir string
 	git    gitBin
+	// credentials are the files of the checkout that hold its credentials for its
+	// forge (checkoutCreds), which the tools must not see; credsRefused says why the
+	// tools cannot work in it, where they would see a config that holds them.
+	credentials  []string
+	credsRefused error
 }
 
 // prepareWorkspace gives s its folder: the spec's folder itself (shared), a fresh copy
@@ -46,14 +51,25 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if !info.IsDir() {
 		return nil, fmt.Errorf("workspace: %s is not a directory", src)
 	}
+	real, err := filepath.EvalSymlinks(src)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	creds, err := st.checkoutCreds(ctx, real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	user, err := st.userGit()
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	creds = creds.with(user.hide)
 	switch mode {
 	case jobs.WorkspaceCopy, jobs.WorkspaceWorktree:
 	default:
-		dir, err := filepath.EvalSymlinks(src)
-		if err != nil {
-			return nil, fmt.Errorf("workspace: %w", err)
-		}
-		return &workspace{dir: dir, mode: mode}, nil
+		ws := &workspace{dir: real, mode: mode}
+		ws.credentials, ws.credsRefused = creds.forTools(real, false)
+		return ws, nil
 	}
 	out, err := filepath.Abs(st.r.opts.Out)
 	if err != nil {
@@ -67,11 +83,16 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		if err := copyTree(src, dst, out); err != nil {
 			return nil, fmt.Errorf("workspace: copy %s: %w", src, err)
 		}
+		if err := creds.applyTo(real, dst); err != nil {
+			return nil, fmt.Errorf("workspace: copy %s: %w", src, err)
+		}
 		dir, err := filepath.EvalSymlinks(dst)
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
-		return &workspace{dir: dir, mode: mode}, nil
+		ws := &workspace{dir: dir, mode: mode}
+		ws.credentials, ws.credsRefused = creds.forTools(real, true)
+		return ws, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
@@ -87,7 +108,9 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	return &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir, git: st.git}, nil
+	ws := &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir, git: st.git}
+	ws.credentials, ws.credsRefused = creds.forTools(real, false)
+	return ws, nil
 }
 
 // worktreeGitDir reads the git folder of the new worktree dir from its .git file.

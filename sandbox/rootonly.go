@@ -12,7 +12,7 @@ import (
 // Only where this process runs as root, since the tools of a runner that runs as root
 // run as uid 0 at every level, and the host's file modes keep nothing from them (for
 // any other user they do). The sandbox hides them with the machine's other credentials
-// (Spec.RootOnly). It walks /etc, so a run asks once.
+// (Spec.Credentials). It walks /etc, so a run asks once.
 func RootOnly() []string {
 	if os.Geteuid() != 0 {
 		return nil

@@ -67,10 +67,11 @@ type Spec struct {
 	// tmpfs, in memory, that holds its private /tmp, /dev/shm and, where the home
 	// directory is not bound, the home directory. Zero is DefaultScratch.
 	Scratch uint64
-	// RootOnly are more host paths hidden with the machine's credentials unless the
-	// system read bit is set: what the host lets nobody but root read (RootOnly). Hidden
-	// reads them on the host; the worker gets its result, not them.
-	RootOnly []string `json:"-"`
+	// Credentials are more host paths hidden with the machine's credentials unless the
+	// system read bit is set, found by the runner: what the host lets nobody but root
+	// read (RootOnly), and the git config files that hold a checkout's credentials for
+	// its forge. Hidden reads them on the host; the worker gets its result, not them.
+	Credentials []string `json:"-"`
 	// Memory is the session's memory limit in bytes, its processes' and its scratch
 	// space's together, held by its cgroup where one is writable (LayerMemory). Zero is
 	// DefaultMemory (MemoryLimit).
@@ -130,7 +131,7 @@ var sensitiveHome = []string{
 func (s Spec) Hidden(extra ...string) []string {
 	var out []string
 	if !s.Mode.System.Has(PermRead) {
-		out = append(slices.Clone(maskedFiles), s.RootOnly...)
+		out = append(slices.Clone(maskedFiles), s.Credentials...)
 		if s.Home != "" && s.Home != "/" {
 			for _, h := range sensitiveHome {
 				out = append(out, filepath.Join(s.Home, h))

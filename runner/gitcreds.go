@@ -1,0 +1,248 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/agentrun/agentrun/pathname"
+)
+
+// checkoutCreds are the credentials for its forge that a repository's git config holds,
+// as CI leaves a checkout for the steps after it: actions/checkout's token as an extra
+// HTTP header in .git/config (before v6) or in a file of the runner's temporary folder
+// that .git/config includes (v6), GitLab CI's in the remote's URL. The tools get the
+// repository without them: the token would let a model push to the repository, and
+// anything the tools read reaches the provider and the artifacts.
+type checkoutCreds struct {
+	// clean maps each config file of the repository that holds credentials to its
+	// content without them, for a copy of the repository; keys are the keys of the
+	// credentials in it, without a URL's user information.
+	clean map[string][]byte
+	keys  map[string][]string
+	// hide are the files hidden in every mode, since the tools could read them by
+	// name: those that a config includes and that hold credentials themselves, and the
+	// user's configs that hold them (with).
+	hide []string
+}
+
+// with returns c with more files to hide, the user's configs' (scanUser).
+func (c *checkoutCreds) with(hide []string) *checkoutCreds {
+	out := *c
+	out.hide = slices.Concat(c.hide, hide)
+	return &out
+}
+
+// forTools says what the tools of a session in the workspace folder src must not see:
+// hide, the files the sandbox hides, and where the tools would see a config file that
+// holds credentials, which no sandbox can hide without taking the repository from
+// git, refused, which says so. The copy of a copy workspace has the clean configs
+// (applyTo): only those outside it, as of a worktree that src is, are hidden.
+func (c *checkoutCreds) forTools(src string, copied bool) (hide []string, refused error) {
+	hide = slices.Clone(c.hide)
+	var seen []string
+	for _, p := range slices.Sorted(maps.Keys(c.clean)) {
+		if copied && !pathname.Within(src, p) {
+			hide = append(hide, p)
+		} else if !copied {
+			seen = append(seen, fmt.Sprintf("%s (%s)", p, strings.Join(c.keys[p], ", ")))
+		}
+	}
+	if len(seen) > 0 {
+		refused = fmt.Errorf("%w: the git config %s holds the checkout's credentials for its forge, which the tools "+
+			"would read there: check out without them (actions/checkout's persist-credentials: false), or use "+
+			"workspace mode copy, whose copy comes without them", ErrSandbox, strings.Join(seen, "; "))
+	}
+	return hide, refused
+}
+
+// applyTo writes the clean configs into the copy dst of the folder src.
+func (c *checkoutCreds) applyTo(src, dst string) error {
+	for p, b := range c.clean {
+		if !pathname.Within(src, p) {
+			continue
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := os.Lstat(target)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(target, b, info.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanCheckout finds the credentials in the git configs of the repository at dir
+// (none where dir is no repository); home is what ~ means in an include's path.
+func (g gitBin) scanCheckout(ctx context.Context, dir, home string) (*checkoutCreds, error) {
+	c := &checkoutCreds{clean: map[string][]byte{}, keys: map[string][]string{}}
+	for _, f := range repoConfigs(dir) {
+		s := &configScan{git: g, home: home, holds: map[string]bool{}}
+		b, creds, err := s.file(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("git config %s: %w", f, err)
+		}
+		c.hide = append(c.hide, s.included...)
+		if len(creds) == 0 {
+			continue
+		}
+		if c.clean[f], err = g.cleanConfig(ctx, b, creds); err != nil {
+			return nil, fmt.Errorf("take the credentials out of %s: %w", f, err)
+		}
+		for _, e := range creds {
+			c.keys[f] = append(c.keys[f], e.safeKey())
+		}
+		slices.Sort(c.keys[f])
+		c.keys[f] = slices.Compact(c.keys[f])
+	}
+	slices.Sort(c.hide)
+	c.hide = slices.Compact(c.hide)
+	return c, nil
+}
+
+// repoConfigs are the config files of the repository at dir: its git folder's (a
+// folder .git, or the folder a .git file names, and the common one it shares with the
+// other worktrees), the worktrees' and the submodules' under modules/.
+func repoConfigs(dir string) []string {
+	gitDir := filepath.Join(dir, ".git")
+	info, err := os.Stat(gitDir)
+	if err != nil {
+		return nil
+	}
+	if !info.IsDir() {
+		b, err := os.ReadFile(gitDir)
+		p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+		if err != nil || !ok {
+			return nil
+		}
+		if gitDir = p; !filepath.IsAbs(p) {
+			gitDir = filepath.Join(dir, p)
+		}
+	}
+	common := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		if common = strings.TrimSpace(string(b)); !filepath.IsAbs(common) {
+			common = filepath.Join(gitDir, common)
+		}
+	}
+	var out []string
+	for _, root := range slices.Compact([]string{filepath.Clean(common), filepath.Clean(gitDir)}) {
+		out = append(out, filepath.Join(root, "config"), filepath.Join(root, "config.worktree"))
+		for _, sub := range []string{"worktrees", "modules"} {
+			_ = filepath.WalkDir(filepath.Join(root, sub), func(p string, d fs.DirEntry, err error) error {
+				switch {
+				case err != nil:
+					return nil
+				case d.IsDir() && (d.Name() == "objects" || d.Name() == "refs" || d.Name() == "logs"):
+					return filepath.SkipDir
+				case d.Type().IsRegular() && (d.Name() == "config" || d.Name() == "config.worktree"):
+					out = append(out, p)
+				}
+				return nil
+			})
+		}
+	}
+	return slices.DeleteFunc(slices.Compact(out), func(p string) bool {
+		info, err := os.Lstat(p)
+		return err != nil || !info.Mode().IsRegular()
+	})
+}
+
+// checkoutCreds scans the workspace folder dir for credentials once per run.
+func (st *runState) checkoutCreds(ctx context.Context, dir string) (*checkoutCreds, error) {
+	st.checkoutsMu.Lock()
+	scan, ok := st.checkouts[dir]
+	if !ok {
+		if st.checkouts == nil {
+			st.checkouts = map[string]func() (*checkoutCreds, error){}
+		}
+		scan = sync.OnceValues(func() (*checkoutCreds, error) { return st.git.scanCheckout(ctx, dir, st.r.opts.Home) })
+		st.checkouts[dir] = scan
+	}
+	st.checkoutsMu.Unlock()
+	return scan()
+}
+
+// userGit is what the user's git configs that hold credentials change for the tools
+// (scanUser): the files hidden, and the environment that keeps the tools' git from
+// reading them.
+type userGit struct {
+	hide, env []string
+}
+
+// scanUser finds the credentials in the configs of git that every repository of the
+// user's shares (the global config in home or XDG_CONFIG_HOME of environ, and the
+// system's): CI often writes a token there, as a URL that takes the place of the
+// forge's ([url "https://TOKEN@github.com/"] insteadOf = https://github.com/, for
+// private modules). A config that holds credentials is hidden from the tools whole,
+// with the files it includes that hold them, and their git reads none in its place
+// (GIT_CONFIG_GLOBAL or GIT_CONFIG_SYSTEM /dev/null: under Landlock a file it may
+// not read stops git, which finds it readable by access(2)). Its user's name and email
+// go on in the environment, so that the tools can commit.
+func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (userGit, error) {
+	xdg := filepath.Join(home, ".config") // no home: /.config, which is no one's
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok && filepath.IsAbs(v) {
+			xdg = v
+		}
+	}
+	// In git's order: the system's, then the global ones, the XDG one first.
+	files := [][2]string{{"/etc/gitconfig", "GIT_CONFIG_SYSTEM"}, {filepath.Join(xdg, "git", "config"), "GIT_CONFIG_GLOBAL"}}
+	if home != "" {
+		files = append(files, [2]string{filepath.Join(home, ".gitconfig"), "GIT_CONFIG_GLOBAL"})
+	}
+	var u userGit
+	identity := map[string]string{}
+	for _, fo := range files {
+		f, override := fo[0], fo[1]
+		s := &configScan{git: g, home: home, holds: map[string]bool{}}
+		_, creds, err := s.file(ctx, f)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return userGit{}, fmt.Errorf("git config %s: %w", f, err)
+		}
+		u.hide = append(u.hide, s.included...)
+		if len(creds) == 0 {
+			continue
+		}
+		u.hide = append(u.hide, f)
+		u.env = append(u.env, override+"=/dev/null")
+		entries, err := g.listConfig(ctx, f)
+		if err != nil {
+			return userGit{}, fmt.Errorf("git config %s: %w", f, err)
+		}
+		for _, e := range entries { // later files and entries win, as in git
+			if e.key == "user.name" || e.key == "user.email" {
+				identity[e.key] = e.value
+			}
+		}
+	}
+	for key, names := range map[string][]string{"user.name": {"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
+		"user.email": {"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}} {
+		if v, ok := identity[key]; ok {
+			for _, n := range names {
+				u.env = append(u.env, n+"="+v)
+			}
+		}
+	}
+	slices.Sort(u.hide)
+	u.hide = slices.Compact(u.hide)
+	slices.Sort(u.env)
+	u.env = slices.Compact(u.env)
+	return u, nil
+}
