@@ -356,8 +356,10 @@ type runState struct {
 	checkoutsMu sync.Mutex
 	checkouts   map[string]func() (*checkoutCreds, error)
 	// userGit is what the user's git configs that hold credentials change for the
-	// tools (scanUser), found once per run.
+	// tools (scanUser), and ciState the files of the CI system's state for its steps
+	// (ciState), each found once per run.
 	userGit func() (userGit, error)
+	ciState func() []string
 	// prices caches the price lookups of the run's models.
 	pricesMu sync.Mutex
 	prices   map[string]knownPrice
@@ -389,6 +391,13 @@ func (r *Runner) newRunState(spec *jobs.Spec, plan *Plan, runLog io.Writer, sess
 		budget: newRunBudget(spec.Budget), lines: jobLines(spec), primer: newPrimer(r.opts.Now),
 		sessionsDir: sessionsDir, subAgents: make(chan struct{}, slots), rootOnly: sync.OnceValue(sandbox.RootOnly),
 	}
+	st.ciState = sync.OnceValue(func() []string {
+		exe := r.opts.Sandbox.Binary
+		if exe == "" {
+			exe, _ = worker.Executable() // none: every session fails to start its worker
+		}
+		return ciState(r.opts.Environ, absOr(exe), os.Getpid())
+	})
 	st.userGit = sync.OnceValues(func() (userGit, error) {
 		return st.git.scanUser(context.Background(), r.opts.Home, r.opts.Environ)
 	})

@@ -329,6 +329,7 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 	if o.InstructionHome != "" {
 		hidden = append(hidden, absOr(o.InstructionHome))
 	}
+	hidden = append(hidden, st.ciState()...)
 	user, err := st.userGit() // made by prepareWorkspace already
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

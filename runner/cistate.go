@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentrun/agentrun/pathname"
+)
+
+// ciState lists the files in which the CI system that runs agentrun keeps the job's
+// secrets for its steps, which no tool may see. environ is the runner's environment,
+// exe the worker's executable, which stays visible; parent is the process whose
+// ancestors are looked at for GitHub's runner.
+//
+//   - GitHub Actions: every entry of $RUNNER_TEMP but the one that holds exe. The
+//     runner writes each step's script there with its expressions expanded (a
+//     `ANTHROPIC_API_KEY=${{ secrets.KEY }} agentrun run …` holds the key), the files
+//     of the workflow commands ($GITHUB_ENV, $GITHUB_PATH: written, they reach every
+//     later step unconfined), actions/checkout's credentials and SSH key. Also the
+//     registration of a self-hosted runner (its RSA key, with which one can take the
+//     runner's next jobs and their secrets) and its logs, in the folder it is
+//     installed in.
+//   - GitLab CI: $CI_PROJECT_DIR.tmp, where the runner writes the job's variables of
+//     type file (a kubeconfig, a cloud's key) and its CA files.
+//   - Jenkins: $WORKSPACE@tmp, where withCredentials writes its secret files and
+//     SSH keys.
+func ciState(environ []string, exe string, parent int) []string {
+	env := map[string]string{}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	var out []string
+	if env["GITHUB_ACTIONS"] == "true" {
+		if temp := env["RUNNER_TEMP"]; filepath.IsAbs(temp) {
+			out = append(out, entriesBut(temp, pathname.Real(exe))...)
+		}
+		if install, ok := githubRunnerInstall(parent); ok {
+			for _, name := range githubRunnerState {
+				out = append(out, filepath.Join(install, name))
+			}
+		}
+	}
+	if dir := env["CI_PROJECT_DIR"]; env["GITLAB_CI"] == "true" && filepath.IsAbs(dir) {
+		out = append(out, filepath.Clean(dir)+".tmp")
+	}
+	if ws := env["WORKSPACE"]; env["JENKINS_URL"] != "" && filepath.IsAbs(ws) {
+		out = append(out, filepath.Clean(ws)+"@tmp")
+	}
+	return out
+}
+
+// githubRunnerState are the files of a GitHub Actions runner's install folder that the
+// tools must not see: its registration and credentials, its environment and its logs.
+var githubRunnerState = []string{".runner", ".credentials", ".credentials_rsaparams", ".credentials_migrated",
+	".credentials_rsaparams_migrated", ".env", ".path", ".service", "_diag"}
+
+// entriesBut lists the entries of folder dir but the one on the way to keep.
+func entriesBut(dir, keep string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	real := pathname.Real(dir)
+	var out []string
+	for _, e := range entries {
+		if pathname.Within(filepath.Join(real, e.Name()), keep) {
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
+	}
+	return out
+}
+
+// githubRunnerInstall finds the folder GitHub's runner is installed in from the
+// executable of pid or of one of its ancestors: bin/Runner.Worker, which runs the
+// job's steps, or bin/Runner.Listener.
+func githubRunnerInstall(pid int) (string, bool) {
+	for range 32 {
+		if pid <= 1 {
+			return "", false
+		}
+		exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+		if base := filepath.Base(exe); err == nil && (base == "Runner.Worker" || base == "Runner.Listener") {
+			return filepath.Dir(filepath.Dir(exe)), true
+		}
+		if pid = parentOf(pid); pid < 0 {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// parentOf reads the parent of process pid from /proc; -1 when it cannot.
+func parentOf(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return -1
+	}
+	return parseParent(b)
+}
+
+// parseParent reads the parent's pid from a /proc/PID/stat; -1 when it has none.
+func parseParent(b []byte) int {
+	// pid (comm) state ppid …: comm may hold spaces and parentheses, so the fields
+	// start after the last ")".
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return -1
+	}
+	fields := strings.Fields(string(b[i+1:]))
+	if len(fields) < 2 {
+		return -1
+	}
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil || ppid < 0 {
+		return -1
+	}
+	return ppid
+}

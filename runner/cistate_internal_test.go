@@ -1,0 +1,102 @@
+package runner
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/fuzzguard"
+)
+
+// TestGitHubRunnerInstall starts a shell named bin/Runner.Worker, as GitHub's runner
+// runs a job's steps, with a child: from the child, the runner's install folder is
+// found, and its registration and logs are in what the tools must not see.
+func TestGitHubRunnerInstall(t *testing.T) {
+	t.Parallel()
+	install := t.TempDir()
+	worker := filepath.Join(install, "bin", "Runner.Worker")
+	require.NoError(t, os.MkdirAll(filepath.Dir(worker), 0o755))
+	sh, err := os.ReadFile("/bin/sh")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(worker, sh, 0o755))
+
+	cmd := exec.Command(worker, "-c", "sleep 60 & echo $!; wait")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	child, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(child); err == nil {
+			_ = p.Kill()
+		}
+	})
+
+	got, ok := githubRunnerInstall(child)
+	require.True(t, ok)
+	assert.Equal(t, install, got)
+	hidden := ciState([]string{"GITHUB_ACTIONS=true"}, "/usr/bin/agentrun", child)
+	assert.Contains(t, hidden, filepath.Join(install, ".credentials_rsaparams"))
+	assert.Contains(t, hidden, filepath.Join(install, "_diag"))
+
+	_, ok = githubRunnerInstall(os.Getpid())
+	assert.False(t, ok, "no runner above this test")
+	assert.Empty(t, ciState([]string{"GITHUB_ACTIONS=false", "RUNNER_TEMP=/tmp"}, "/usr/bin/agentrun", child))
+}
+
+func TestEntriesBut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for _, name := range []string{"a.sh", "agentrun-bin/agentrun", "_runner_file_commands/set_env_1"} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, nil, 0o644))
+	}
+	assert.ElementsMatch(t, []string{filepath.Join(dir, "a.sh"), filepath.Join(dir, "_runner_file_commands")},
+		entriesBut(dir, filepath.Join(dir, "agentrun-bin", "agentrun")))
+	assert.Empty(t, entriesBut(filepath.Join(dir, "missing"), ""))
+}
+
+func TestParseParent(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		give string
+		want int
+	}{
+		"plain":                      {"1234 (bash) S 1200 1234 1234 0 -1", 1200},
+		"a name with spaces and ')'": {"99 (a) b) (c) R 7 99 99", 7},
+		"no parent":                  {"1 (init) S 0 1 1", 0},
+		"cut short":                  {"5 (x) S", -1},
+		"no name":                    {"5 x S 4", -1},
+		"not a number":               {"5 (x) S y", -1},
+	} {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, c.want, parseParent([]byte(c.give))) })
+	}
+	assert.Equal(t, os.Getppid(), parentOf(os.Getpid()))
+}
+
+// FuzzParseParent: the parent read is a number of the stat's, or -1.
+func FuzzParseParent(f *testing.F) {
+	f.Add([]byte("1234 (bash) S 1200 1234"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fuzzguard.Run(len(b), func() {
+			if p := parseParent(b); p != -1 {
+				assert.GreaterOrEqual(t, p, 0)
+				assert.Contains(t, string(b), strconv.Itoa(p))
+			}
+		})
+	})
+}
