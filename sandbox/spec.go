@@ -120,6 +120,14 @@ var sensitiveHome = []string{
 	".pgpass", ".my.cnf", ".s3cfg", ".boto", ".oci", ".config/doctl", ".fly", ".config/rclone",
 	// Browser profiles: cookies of logged-in sessions and saved passwords.
 	".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware", ".config/microsoft-edge",
+	// Build tools' and package managers' user configs, which hold registries' passwords
+	// as they are (a project's own config in the workspace stays the project's); model
+	// hubs', data platforms' and hosting CLIs' tokens; private keys.
+	".gradle/gradle.properties", ".m2/settings.xml", ".composer/auth.json", ".config/composer/auth.json",
+	".nuget/NuGet/NuGet.Config", ".bundle/config", ".yarnrc.yml", ".config/containers/auth.json",
+	".config/helm/repositories.yaml", ".terraformrc", ".config/hcloud", ".config/netlify", ".wrangler/config",
+	".config/.wrangler/config", ".databrickscfg", ".kaggle", ".cache/huggingface/token", ".huggingface/token",
+	".ollama/id_ed25519", ".config/sops",
 }
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the

@@ -121,6 +121,13 @@ var agentCredentials = []string{
 	".terraform.d/credentials.tfrc.json", ".pgpass", ".my.cnf", ".config/rclone/rclone.conf",
 	".pulumi/credentials.json", ".m2/settings-security.xml", ".mozilla/firefox/p.default/logins.json",
 	".config/google-chrome/Default/Cookies", ".config/chromium/Default/Login Data",
+	// Build tools' and package managers' user configs, which hold registries' passwords
+	// as they are; model hubs' and data platforms' tokens; keys.
+	".gradle/gradle.properties", ".m2/settings.xml", ".composer/auth.json", ".config/composer/auth.json",
+	".nuget/NuGet/NuGet.Config", ".bundle/config", ".yarnrc.yml", ".config/containers/auth.json",
+	".config/helm/repositories.yaml", ".terraformrc", ".config/hcloud/cli.toml", ".config/netlify/config.json",
+	".wrangler/config/default.toml", ".databrickscfg", ".kaggle/kaggle.json", ".cache/huggingface/token",
+	".huggingface/token", ".ollama/id_ed25519", ".config/sops/age/keys.txt",
 }
 
 // TestAgentCredentials plants a secret in each of agentCredentials in a home the tools
