@@ -210,7 +210,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home,
 		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home), Scratch: req.Scratch,
-		Memory: req.Memory, Credentials: slices.Concat(req.RootOnly, req.Checkout)}
+		Memory: req.Memory, RootOnly: req.RootOnly, Credentials: req.Checkout}
 	for _, w := range spec.Writable {
 		// A folder the spec wants writable exists, so that the sandbox can bind it
 		// (a build cache on a fresh machine).
@@ -226,6 +226,8 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	}
 	own := append(slices.Clone(req.Hidden), opts.Hidden...) // the runner's state
 	exe := absOr(binary)
+	// Every worker starts from exe: a root-only folder that holds it stays.
+	spec.RootOnly = slices.DeleteFunc(slices.Clone(spec.RootOnly), func(p string) bool { return pathname.Within(p, exe) })
 	if spec.Writes(exe) {
 		// Every worker starts from this file unconfined and confines itself: a tool
 		// that replaced it would run its code outside the sandbox at the next start.

@@ -67,10 +67,12 @@ type Spec struct {
 	// tmpfs, in memory, that holds its private /tmp, /dev/shm and, where the home
 	// directory is not bound, the home directory. Zero is DefaultScratch.
 	Scratch uint64
-	// Credentials are more host paths hidden with the machine's credentials unless the
-	// system read bit is set, found by the runner: what the host lets nobody but root
-	// read (RootOnly), and the git config files that hold a checkout's credentials for
-	// its forge. Hidden reads them on the host; the worker gets its result, not them.
+	// RootOnly and Credentials are more host paths hidden with the machine's
+	// credentials unless the system read bit is set: what the host lets nobody but
+	// root read (RootOnly), but for what holds or lies in the session's own folders,
+	// and the files the runner found holding credentials (the git configs of a
+	// checkout's). Hidden reads them on the host; the worker gets its result, not them.
+	RootOnly    []string `json:"-"`
 	Credentials []string `json:"-"`
 	// Memory is the session's memory limit in bytes, its processes' and its scratch
 	// space's together, held by its cgroup where one is writable (LayerMemory). Zero is
@@ -140,6 +142,11 @@ func (s Spec) Hidden(extra ...string) []string {
 	var out []string
 	if !s.Mode.System.Has(PermRead) {
 		out = append(slices.Clone(maskedFiles), s.Credentials...)
+		for _, p := range s.RootOnly {
+			if !s.holdsOwn(p) {
+				out = append(out, p)
+			}
+		}
 		if s.Home != "" && s.Home != "/" {
 			for _, h := range sensitiveHome {
 				out = append(out, filepath.Join(s.Home, h))
@@ -155,6 +162,20 @@ func (s Spec) Hidden(extra ...string) []string {
 		}
 	}
 	return out
+}
+
+// holdsOwn reports whether path p is in one of the session's own folders (its home,
+// its workspace, its writable and readable paths, its TMPDIR), is one, or holds one: a
+// root-only folder on their way (a private home the workspace is in) is not hidden
+// whole, and what a root runner keeps private in its own home is its tools' as it is
+// any other user's (its credential stores are hidden as such).
+func (s Spec) holdsOwn(p string) bool {
+	for _, own := range slices.Concat([]string{s.Home, s.Workspace, s.TempDir}, s.Writable, s.Readable) {
+		if own != "" && own != "/" && (pathname.Within(p, own) || pathname.Within(own, p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // resolvedForms are the other paths that name p on the host: with the links of its

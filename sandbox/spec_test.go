@@ -47,3 +47,22 @@ func TestHiddenResolvesLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestHiddenKeepsOwnFolders: a root-only path that is in, is, or holds one of the
+// session's own folders (its home, its workspace, a path of its spec) is not hidden
+// whole; what it holds that is root-only in its own right still is, as is the rest,
+// and the home's credential stores are hidden as such.
+func TestHiddenKeepsOwnFolders(t *testing.T) {
+	s := Spec{Home: "/root", Workspace: "/data/private/ws", Readable: []string{"/srv/models"},
+		RootOnly: []string{"/root", "/root/.config", "/data/private", "/srv", "/home/bob", "/home/amy/.ssh",
+			"/data/private/ws-other", "/data/private/ws/.env", "/etc/k"}}
+	hidden := s.Hidden()
+	for _, p := range []string{"/home/bob", "/home/amy/.ssh", "/data/private/ws-other", "/etc/k", "/etc/shadow", "/root/.ssh"} {
+		assert.Contains(t, hidden, p)
+	}
+	for _, p := range []string{"/root", "/root/.config", "/data/private", "/srv", "/data/private/ws/.env"} {
+		assert.NotContains(t, hidden, p)
+	}
+	s.Mode.System = PermRead
+	assert.NotContains(t, s.Hidden(), "/home/bob", "the system read bit shows the machine's credentials")
+}

@@ -37,7 +37,7 @@ func benchConfig(b *testing.B, level sandbox.Level) worker.Config {
 	}
 	home, _ := os.UserHomeDir()
 	cfg := worker.Config{
-		Spec:     sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: home, Credentials: sandbox.RootOnly()}, // as the runner does
+		Spec:     sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: home, RootOnly: sandbox.RootOnly()}, // as the runner does
 		Env:      []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "LANG=C.UTF-8"},
 		BashMode: "0467", Timeout: time.Minute, IdleExit: time.Hour,
 	}

@@ -80,7 +80,7 @@ type options struct {
 	// there before the sandbox starts.
 	homeFiles map[string]string
 	// rootOnly hides what the host lets nobody but root read, as the runner does
-	// (Spec.Credentials).
+	// (Spec.RootOnly).
 	rootOnly bool
 }
 
@@ -231,7 +231,7 @@ func newFixture(t *testing.T, level sandbox.Level, o options) *fixture {
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: fx.ws, Home: fx.home,
 		External: append(sandbox.ExternalDirs(), fx.root, filepath.Dir(fx.home)), Scratch: o.scratch}
 	if o.rootOnly {
-		spec.Credentials = sandbox.RootOnly()
+		spec.RootOnly = sandbox.RootOnly()
 	}
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + fx.home, "LANG=C.UTF-8"}
 	cfg := worker.Config{BashMode: policy, Timeout: time.Minute, IdleExit: time.Hour}

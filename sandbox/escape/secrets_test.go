@@ -181,3 +181,41 @@ func TestRootOnlyFiles(t *testing.T) {
 		require.Contains(t, r.Content, "public-"+salt, "a file anybody may read is hidden")
 	})
 }
+
+// TestOtherUsersHomes plants, in the host's /home, the homes of two other users, as a
+// runner that runs as root finds them on a shared machine: a private one (0700), and one
+// anybody may list (0755, older Debian's default) that holds a private ~/.ssh and a
+// public file. The tools of a runner that runs as root run as uid 0: the private home
+// and ~/.ssh must be hidden, the public file stays readable. At level off both are read:
+// the vector works.
+func TestOtherUsersHomes(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("the host's modes keep other users' private files from a tool that is not root")
+	}
+	if _, err := os.Stat("/home"); err != nil {
+		t.Skip("no /home here")
+	}
+	salt := randomHex(8)
+	private, public := "/home/agentrun-private-"+salt, "/home/agentrun-public-"+salt
+	for _, d := range []struct {
+		path string
+		mode os.FileMode
+	}{{private, 0o700}, {public, 0o755}, {public + "/.ssh", 0o700}} {
+		require.NoError(t, os.Mkdir(d.path, d.mode))
+		require.NoError(t, os.Chmod(d.path, d.mode)) // past the umask
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(private); _ = os.RemoveAll(public) })
+	require.NoError(t, os.WriteFile(private+"/notes", []byte("private-home-"+salt+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(public+"/.ssh/id_ed25519", []byte("ssh-key-"+salt+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(public+"/shared.txt", []byte("shared-"+salt+"\n"), 0o644))
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0467", rootOnly: true})
+		runTable(t, fx, []attempt{
+			{name: "cat a file of a private home", cmd: "cat " + private + "/notes", effect: hidden("private-home-" + salt), strict: true, landlock: true, off: true},
+			{name: "cat another user's ssh key", cmd: "cat " + public + "/.ssh/id_ed25519", effect: hidden("ssh-key-" + salt), strict: true, landlock: true, off: true},
+			{name: "grep the homes", cmd: "grep -rh " + salt + " /home", effect: all(hidden("private-home-"+salt), hidden("ssh-key-"+salt)), strict: true, landlock: true, off: true},
+		})
+		r := fx.bash(t, "cat "+public+"/shared.txt", 20)
+		require.Contains(t, r.Content, "shared-"+salt, "a file anybody may read is hidden")
+	})
+}
