@@ -12,8 +12,19 @@ import (
 )
 
 // ReserveFile is the space a run holds in its output folder for the sessions' results
-// and its reports, released when the disk fills.
-const ReserveFile = ".agentrun.reserve"
+// and its reports, and ReserveInodes the folder of empty files in which it holds the
+// inodes they need, released when the disk fills.
+const (
+	ReserveFile   = ".agentrun.reserve"
+	ReserveInodes = ".agentrun.reserve.d"
+)
+
+// diskSpace is what statfs(2) tells of a disk: its free bytes (for a process without
+// privileges) and size, its free inodes and their number (0 where the file system
+// does not count them, as btrfs does not).
+type diskSpace struct {
+	avail, size, freeInodes, inodes uint64
+}
 
 // diskPoll is how often the guard reads the free space of the output folder's disk.
 const diskPoll = 100 * time.Millisecond
@@ -37,7 +48,12 @@ type diskGuard struct {
 	dir     string // the output folder
 	reserve string // the reserve's path; "" when none could be made
 	floor   uint64 // free bytes under which the run stops
-	free    func(dir string) (uint64, uint64, error)
+	// inodes holds the inodes the results need, nil where the disk counts none: a
+	// tool that makes files until none is left (a test suite's fixtures, an unpacked
+	// cache) leaves the run no file to write its results to, however many bytes are
+	// free.
+	inodes *inodeReserve
+	free   func(dir string) (diskSpace, error)
 	stop    func(cause error)
 	log     *zap.Logger
 
@@ -47,32 +63,41 @@ type diskGuard struct {
 }
 
 // newDiskGuard holds a reserve for a run of sessions in the output folder dir and
-// watches its disk until close; stop ends the run. free reports a folder's disk's free
-// bytes and size. It fails when the disk has not the room for the reserve and the
-// floor.
-func newDiskGuard(dir string, sessions int, free func(string) (uint64, uint64, error), stop func(error), log *zap.Logger) (*diskGuard, error) {
+// watches its disk until close; stop ends the run. free reports a folder's disk's
+// space. It fails when the disk has not the room for the reserve and the floor, in
+// bytes or in inodes.
+func newDiskGuard(dir string, sessions int, free func(string) (diskSpace, error), stop func(error), log *zap.Logger) (*diskGuard, error) {
 	g := &diskGuard{dir: dir, free: free, stop: stop, log: log, done: make(chan struct{})}
-	avail, size, err := free(dir)
+	d, err := free(dir)
 	if err != nil {
 		if !errors.Is(err, errNoStatfs) {
 			log.Warn("read the free space of the output folder's disk; no reserve is held", zapErr(err))
 		}
 		return g, nil
 	}
-	g.floor = diskFloor(size)
-	want := reserveFor(sessions, size)
-	if avail < want+g.floor {
+	g.floor = diskFloor(d.size)
+	want := reserveFor(sessions, d.size)
+	if d.avail < want+g.floor {
 		return nil, fmt.Errorf("the disk of %s has %d MiB free, and a run of %d sessions needs %d MiB there: "+
 			"%d MiB for their results and the run's reports, and %d MiB kept free (1%% of the disk, at most 64 MiB); "+
-			"free some space or choose another --out", dir, avail>>20, sessions, ceilMiB(want+g.floor), ceilMiB(want), ceilMiB(g.floor))
+			"free some space or choose another --out", dir, d.avail>>20, sessions, ceilMiB(want+g.floor), ceilMiB(want), ceilMiB(g.floor))
+	}
+	if d.inodes > 0 {
+		g.inodes = newInodeReserve(filepath.Join(dir, ReserveInodes), sessions, d.inodes)
+		if need := g.inodes.want + g.inodes.floor; d.freeInodes < need {
+			return nil, fmt.Errorf("the disk of %s has %d free inodes (files), and a run of %d sessions needs %d there: "+
+				"%d for their results and the run's reports, and %d kept free (1%% of the disk's, at most 10,000); "+
+				"remove some files or choose another --out", dir, d.freeInodes, sessions, need, g.inodes.want, g.inodes.floor)
+		}
 	}
 	path := filepath.Join(dir, ReserveFile)
 	if err := allocate(path, want); err != nil {
 		_ = os.Remove(path)
-		log.Warn("hold a reserve for the results on the output folder's disk", zap.Uint64("free_mib", avail>>20), zapErr(err))
+		log.Warn("hold a reserve for the results on the output folder's disk", zap.Uint64("free_mib", d.avail>>20), zapErr(err))
 	} else {
 		g.reserve = path
 	}
+	g.inodes.hold(d.freeInodes, log)
 	g.ended.Go(g.watch)
 	return g, nil
 }
@@ -91,7 +116,7 @@ func reserveFor(n int, size uint64) uint64 {
 	return min(8<<20+uint64(n)*32<<10, 512<<20, size/10)
 }
 
-// watch stops the run once the disk's free space falls under the floor.
+// watch stops the run once the disk's free space or inodes fall under their floor.
 func (g *diskGuard) watch() {
 	t := time.NewTicker(diskPoll)
 	defer t.Stop()
@@ -100,9 +125,13 @@ func (g *diskGuard) watch() {
 		case <-g.done:
 			return
 		case <-t.C:
-			avail, _, err := g.free(g.dir)
-			if err == nil && avail < g.floor {
-				g.full(avail)
+			d, err := g.free(g.dir)
+			if err != nil {
+				continue
+			}
+			g.inodes.hold(d.freeInodes, g.log)
+			if d.avail < g.floor || g.inodes.under(d.freeInodes) {
+				g.full(d)
 				return
 			}
 		}
@@ -115,31 +144,36 @@ func (g *diskGuard) Full() bool {
 	if g == nil {
 		return false
 	}
-	avail, _, _ := g.free(g.dir)
-	return g.full(avail)
+	d, _ := g.free(g.dir)
+	return g.full(d)
 }
 
 // full stops the run and releases the reserve, once; it reports whether a reserve was
 // held.
-func (g *diskGuard) full(avail uint64) bool {
+func (g *diskGuard) full(d diskSpace) bool {
 	g.once.Do(func() {
-		cause := fmt.Errorf("%w: the disk of %s had %d MiB free: agentrun stopped the run's sessions and wrote their results into the space it had reserved",
-			errDiskFull, g.dir, avail>>20)
-		g.log.Error("the output folder's disk is full: the run stops", zap.String("out", g.dir), zap.Uint64("free_mib", avail>>20))
+		left := fmt.Sprintf("%d MiB free", d.avail>>20)
+		if g.inodes.under(d.freeInodes) {
+			left = fmt.Sprintf("%d free inodes (files) left", d.freeInodes)
+		}
+		cause := fmt.Errorf("%w: the disk of %s had %s: agentrun stopped the run's sessions and wrote their results into the space it had reserved",
+			errDiskFull, g.dir, left)
+		g.log.Error("the output folder's disk is full: the run stops", zap.String("out", g.dir),
+			zap.Uint64("free_mib", d.avail>>20), zap.Uint64("free_inodes", d.freeInodes))
 		g.stop(cause)
 		g.release()
 	})
-	return g.reserve != ""
+	return g.reserve != "" || g.inodes.held()
 }
 
 // release removes the reserve.
 func (g *diskGuard) release() {
-	if g.reserve == "" {
-		return
+	if g.reserve != "" {
+		if err := os.Remove(g.reserve); err != nil && !errors.Is(err, os.ErrNotExist) {
+			g.log.Warn("release the reserve", zapErr(err))
+		}
 	}
-	if err := os.Remove(g.reserve); err != nil && !errors.Is(err, os.ErrNotExist) {
-		g.log.Warn("release the reserve", zapErr(err))
-	}
+	g.inodes.release(g.log)
 }
 
 // close stops watching and releases the reserve.

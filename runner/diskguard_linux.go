@@ -7,14 +7,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// diskFree reports the free bytes (for a process without privileges) and the size of
-// the disk holding dir.
-func diskFree(dir string) (avail, size uint64, err error) {
+// diskFree reports the space of the disk holding dir.
+func diskFree(dir string) (diskSpace, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
-		return 0, 0, err
+		return diskSpace{}, err
 	}
-	return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
+	return diskSpace{avail: st.Bavail * uint64(st.Bsize), size: st.Blocks * uint64(st.Bsize),
+		freeInodes: st.Ffree, inodes: st.Files}, nil
 }
 
 // allocate makes the file path hold n bytes of the disk: allocated blocks, where

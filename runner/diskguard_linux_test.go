@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,32 +17,52 @@ import (
 )
 
 // smallDisk mounts a file system of size bytes (a tmpfs) at a new folder and returns
-// it; it is unmounted when the test ends.
-func smallDisk(t *testing.T, size string) string {
+// it; it is unmounted when the test ends. More are more mount options ("nr_inodes=N").
+func smallDisk(t *testing.T, size string, more ...string) string {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("mounting a small disk needs root")
 	}
 	dir := t.TempDir()
-	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size))
+	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, strings.Join(append([]string{"size=" + size}, more...), ",")))
 	t.Cleanup(func() { assert.NoError(t, unix.Unmount(dir, unix.MNT_DETACH)) })
 	return dir
 }
 
 // TestRunSurvivesAFullDisk: one session's tool fills the disk of the output folder,
 // which holds the sessions' copies of the workspace, while another session's tool
-// runs. Every session still gets its result.json, the run its summaries and report:
-// the run stops once the disk is full, and writes them into the space it reserved.
-// Until 2026-12-04 the run lost every result and its summaries.
+// runs: with bytes, or with files until the disk has no inode left (a test suite's
+// fixtures, an unpacked cache), where a free byte is of no use. Every session still
+// gets its result.json, the run its summaries and report: the run stops once the disk
+// is full, and writes them into the space and the inodes it reserved. Until
+// 2026-12-04 the run lost every result and its summaries to the bytes, and to the
+// inodes it still did.
 func TestRunSurvivesAFullDisk(t *testing.T) {
 	t.Parallel()
-	disk := smallDisk(t, "16m")
+	for name, c := range map[string]struct {
+		mount []string
+		fill  string
+	}{
+		"bytes":  {nil, "head -c 64M /dev/zero > big; echo status=$?"},
+		"inodes": {[]string{"nr_inodes=2000"}, "mkdir many; for i in $(seq 3000); do : > many/$i || break; done; echo status=$?"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runFillingTheDisk(t, smallDisk(t, "16m", c.mount...), c.fill)
+		})
+	}
+}
+
+// runFillingTheDisk runs three sessions, one of which runs fill, with the output folder
+// on disk, and checks that every session got its result and the run its reports.
+func runFillingTheDisk(t *testing.T, disk, fill string) {
+	t.Helper()
 	out := filepath.Join(disk, "out")
 	dir := t.TempDir()
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "proj"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "proj", "a.txt"), []byte("a\n"), 0o644))
 	scripts := scriptsWith(t, "fill", `steps:
-  - tool_calls: [{name: Bash, input: {command: "head -c 64M /dev/zero > big; echo status=$?"}}]
+  - tool_calls: [{name: Bash, input: {command: "`+fill+`"}}]
   - text: "Filled."
 `, "slow", `steps:
   - tool_calls: [{name: Bash, input: {command: "sleep 60; echo slept"}}]
@@ -78,5 +99,6 @@ jobs:
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &s), "summary.json is whole")
 	assert.NoFileExists(t, filepath.Join(out, runner.ReserveFile), "the reserve is released")
+	assert.NoDirExists(t, filepath.Join(out, runner.ReserveInodes), "the reserve of inodes is released")
 	readEvents(t, filepath.Join(out, runner.SessionsDir, "slow", runner.EventsFile), true)
 }
