@@ -89,11 +89,12 @@ func (s *configScan) read(ctx context.Context, f string) ([]byte, []configEntry,
 }
 
 // mayHoldCredentials is the quick look that spares a git process for the configs
-// that hold nothing of the kind: no extra header, no URL with a user, no include.
+// that hold nothing of the kind: no extra header, no URL with a user, no include, no
+// credential section.
 func mayHoldCredentials(b []byte) bool {
 	low := bytes.ToLower(b)
 	return bytes.Contains(low, []byte("extraheader")) || bytes.Contains(low, []byte("[include")) ||
-		userURL.Match(b)
+		bytes.Contains(low, []byte("[credential")) || userURL.Match(b)
 }
 
 // userURL is a URL with user information ("https://user:token@host").
@@ -146,11 +147,16 @@ func (e configEntry) parts() (section, sub, name string) {
 var urlNames = map[string]bool{"url": true, "pushurl": true, "insteadof": true, "pushinsteadof": true, "proxy": true}
 
 // credential says whether the entry gives a credential: an extra HTTP header (the form
-// actions/checkout writes its token in), a URL with a user's password or token, or a
-// subsection named by one ([url "https://TOKEN@host/"] with its insteadOf).
+// actions/checkout writes its token in), a credential helper that is a shell command of
+// the config's own (`!f() { echo password=TOKEN; }; f`, as CI writes one), a URL with
+// a user's password or token, or a subsection named by one ([url "https://TOKEN@host/"]
+// with its insteadOf).
 func (e configEntry) credential() bool {
 	section, sub, name := e.parts()
 	if section == "http" && name == "extraheader" {
+		return true
+	}
+	if section == "credential" && name == "helper" && strings.HasPrefix(strings.TrimSpace(e.value), "!") {
 		return true
 	}
 	if _, ok := withoutUser(sub); ok {
