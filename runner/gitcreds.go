@@ -56,9 +56,10 @@ func (c *checkoutCreds) forTools(src string, copied bool) (hide []string, refuse
 		}
 	}
 	if len(seen) > 0 {
-		refused = fmt.Errorf("%w: the git config %s holds the checkout's credentials for its forge, which the tools "+
-			"would read there: check out without them (actions/checkout's persist-credentials: false), or use "+
-			"workspace mode copy, whose copy comes without them", ErrSandbox, strings.Join(seen, "; "))
+		// The fix first: a terminal shows the first line's first 160 characters.
+		refused = fmt.Errorf("%w: the checkout's git config holds credentials: set actions/checkout's "+
+			"persist-credentials: false, or use workspace mode copy, whose copy comes without them "+
+			"(the tools would read them in %s)", ErrSandbox, strings.Join(seen, "; "))
 	}
 	return hide, refused
 }
