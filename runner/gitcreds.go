@@ -170,7 +170,9 @@ func (st *runState) checkoutCreds(ctx context.Context, dir string) (*checkoutCre
 		if st.checkouts == nil {
 			st.checkouts = map[string]func() (*checkoutCreds, error){}
 		}
-		scan = sync.OnceValues(func() (*checkoutCreds, error) { return st.git.scanCheckout(ctx, dir, st.r.opts.Home) })
+		// The first session's context, without its end: the scan serves every session.
+		scanCtx := context.WithoutCancel(ctx)
+		scan = sync.OnceValues(func() (*checkoutCreds, error) { return st.git.scanCheckout(scanCtx, dir, st.r.opts.Home) })
 		st.checkouts[dir] = scan
 	}
 	st.checkoutsMu.Unlock()
