@@ -130,6 +130,14 @@ var sensitiveHome = []string{
 	".config/helm/repositories.yaml", ".terraformrc", ".config/hcloud", ".config/netlify", ".wrangler/config",
 	".config/.wrangler/config", ".databrickscfg", ".kaggle", ".cache/huggingface/token", ".huggingface/token",
 	".ollama/id_ed25519", ".config/sops",
+	// Forges' and services' CLIs (GitLab's, Gitea's, JFrog's, Stripe's, Vercel's,
+	// Supabase's, Firebase's, CircleCI's, Sentry's, ngrok's, 1Password's, Railway's).
+	".config/glab-cli", ".config/tea", ".jfrog", ".config/stripe", ".local/share/com.vercel.cli", ".supabase",
+	".config/configstore/firebase-tools.json", ".circleci/cli.yml", ".sentryclirc", ".config/ngrok", ".config/op",
+	".railway",
+	// Shells' and REPLs' histories, where a token typed once stays.
+	".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".psql_history", ".mysql_history",
+	".sqlite_history", ".node_repl_history", ".rediscli_history", ".local/share/fish/fish_history",
 }
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the

@@ -128,6 +128,13 @@ var agentCredentials = []string{
 	".config/helm/repositories.yaml", ".terraformrc", ".config/hcloud/cli.toml", ".config/netlify/config.json",
 	".wrangler/config/default.toml", ".databrickscfg", ".kaggle/kaggle.json", ".cache/huggingface/token",
 	".huggingface/token", ".ollama/id_ed25519", ".config/sops/age/keys.txt",
+	// Forges' and services' CLIs; shells' and REPLs' histories, where a token typed
+	// once stays.
+	".config/glab-cli/config.yml", ".config/tea/config.yml", ".jfrog/jfrog-cli.conf.v6", ".config/stripe/config.toml",
+	".local/share/com.vercel.cli/auth.json", ".supabase/access-token", ".config/configstore/firebase-tools.json",
+	".circleci/cli.yml", ".sentryclirc", ".config/ngrok/ngrok.yml", ".config/op/config", ".railway/config.json",
+	".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".psql_history", ".mysql_history",
+	".sqlite_history", ".node_repl_history", ".rediscli_history", ".local/share/fish/fish_history",
 }
 
 // TestAgentCredentials plants a secret in each of agentCredentials in a home the tools
