@@ -124,13 +124,8 @@ func repoConfigs(dir string) []string {
 		return nil
 	}
 	if !info.IsDir() {
-		b, err := os.ReadFile(gitDir)
-		p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-		if err != nil || !ok {
+		if gitDir, err = gitFileTarget(dir); err != nil {
 			return nil
-		}
-		if gitDir = p; !filepath.IsAbs(p) {
-			gitDir = filepath.Join(dir, p)
 		}
 	}
 	common := gitDir

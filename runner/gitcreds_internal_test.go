@@ -185,3 +185,30 @@ func FuzzParseConfigList(f *testing.F) {
 		})
 	})
 }
+
+// TestScanCheckoutOfAWorktree: a workspace that is a worktree of a repository elsewhere
+// reads that repository's config; a copy of it holds none of it, so the config is
+// hidden from the copy's tools instead.
+func TestScanCheckoutOfAWorktree(t *testing.T) {
+	t.Parallel()
+	g := requireGit(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	repo, wt := filepath.Join(dir, "repo"), filepath.Join(dir, "wt")
+	for _, args := range [][]string{
+		{"init", "-q", repo},
+		{"-C", repo, "-c", "user.name=a", "-c", "user.email=a@example.com", "commit", "-q", "--allow-empty", "-m", "start"},
+		{"-C", repo, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0"},
+		{"-C", repo, "worktree", "add", "-q", "--detach", wt},
+	} {
+		_, err := g.quiet(ctx, args...)
+		require.NoError(t, err, "git %v", args)
+	}
+	c, err := g.scanCheckout(ctx, wt, t.TempDir())
+	require.NoError(t, err)
+	main := filepath.Join(repo, ".git", "config")
+	require.Contains(t, c.clean, main)
+	hide, refused := c.forTools(wt, true)
+	require.NoError(t, refused)
+	assert.Contains(t, hide, main, "the copy's .git file still names the repository's git folder")
+}

@@ -115,6 +115,16 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 
 // worktreeGitDir reads the git folder of the new worktree dir from its .git file.
 func worktreeGitDir(dir string) (string, error) {
+	p, err := gitFileTarget(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(p)
+}
+
+// gitFileTarget is the git folder that the .git file of the work tree dir names (a
+// worktree's, a submodule's), as an absolute path.
+func gitFileTarget(dir string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(dir, ".git"))
 	if err != nil {
 		return "", err
@@ -126,7 +136,7 @@ func worktreeGitDir(dir string) (string, error) {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	return filepath.EvalSymlinks(p)
+	return p, nil
 }
 
 // CheckWorkspaces checks, before any session starts, that the workspaces of sessions
