@@ -25,7 +25,8 @@ import (
 // files, agentrun's own executable beside them, as the action installs it), GitLab's
 // $CI_PROJECT_DIR.tmp (a variable of type file) and Jenkins's $WORKSPACE@tmp (a secret
 // file of withCredentials). A session's tools must read none of them, and its worker
-// must still start from its folder in $RUNNER_TEMP.
+// must still start from its folder in $RUNNER_TEMP, and its run write its output folder
+// there.
 func TestCIStateIsHidden(t *testing.T) {
 	t.Parallel()
 	for _, ci := range []struct {
@@ -62,8 +63,11 @@ func TestCIStateIsHidden(t *testing.T) {
 				}
 				opts := runner.Options{Out: out, Environ: append(os.Environ(), ci.env(root)...)}
 				if ci.name == "github" {
-					// The action installs agentrun in $RUNNER_TEMP/agentrun-bin.
+					// The action installs agentrun in $RUNNER_TEMP/agentrun-bin, and a
+					// shared workspace's output folder may go there too.
 					opts.Sandbox.Binary = copyExecutable(t, workertest.Bin(t), filepath.Join(root, "_temp", "agentrun-bin"))
+					out = filepath.Join(root, "_temp", "agentrun-out")
+					opts.Out = out
 				}
 				require.NoError(t, os.MkdirAll(src, 0o755))
 				scripts := scriptsWith(t, "peek", "steps:\n  - tool_calls: [{name: Bash, input: {command: \"grep -r ci-secret "+root+"; ls "+root+"; echo read\"}}]\n  - text: \"Peeked.\"\n")
