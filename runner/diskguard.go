@@ -54,8 +54,8 @@ type diskGuard struct {
 	// free.
 	inodes *inodeReserve
 	free   func(dir string) (diskSpace, error)
-	stop    func(cause error)
-	log     *zap.Logger
+	stop   func(cause error)
+	log    *zap.Logger
 
 	once  sync.Once
 	done  chan struct{}
