@@ -38,12 +38,12 @@ type artifacts struct {
 	chain    sink.Sink
 	redactor *sink.Redactor
 	files    []*os.File
-	full     func() bool // the disk guard's, told of a write that found the disk full
+	full     func() // the disk guard's Stop, told of a write that found the disk full
 }
 
 // openArtifacts creates the session's files in dir and the sinks that write them.
 func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *sink.Files) (*artifacts, error) {
-	a := &artifacts{full: st.disk.Full}
+	a := &artifacts{full: st.disk.Stop}
 	flag := os.O_TRUNC
 	if st.one.Persistent {
 		flag = os.O_APPEND // the folder keeps the session's earlier runs

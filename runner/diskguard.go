@@ -42,12 +42,15 @@ var errNoStatfs = errors.New("disk space: read here on Linux only")
 // write there: a runaway log or build fills it, and the results of every session are
 // lost with the run's reports. So the run holds a reserve, a file of the space those
 // need; and when the disk's free space falls under a floor, or a write of the run finds
-// it full, the guard stops the run (its cause names the disk) and releases the
-// reserve, into which the results and reports are written.
+// it full, the guard stops the run (its cause names the disk). The reserve is given up
+// a part at a time, to each write of the run's files that finds the disk full, and not
+// before: a tool that has not yet been stopped would take what is freed at once.
 type diskGuard struct {
 	dir     string // the output folder
 	reserve string // the reserve's path; "" when none could be made
 	floor   uint64 // free bytes under which the run stops
+	mu      sync.Mutex
+	left    uint64 // the bytes the reserve still holds
 	// inodes holds the inodes the results need, nil where the disk counts none: a
 	// tool that makes files until none is left (a test suite's fixtures, an unpacked
 	// cache) leaves the run no file to write its results to, however many bytes are
@@ -95,7 +98,7 @@ func newDiskGuard(dir string, sessions int, free func(string) (diskSpace, error)
 		_ = os.Remove(path)
 		log.Warn("hold a reserve for the results on the output folder's disk", zap.Uint64("free_mib", d.avail>>20), zapErr(err))
 	} else {
-		g.reserve = path
+		g.reserve, g.left = path, want
 	}
 	g.inodes.hold(d.freeInodes, log)
 	g.ended.Go(g.watch)
@@ -131,26 +134,36 @@ func (g *diskGuard) watch() {
 			}
 			g.inodes.hold(d.freeInodes, g.log)
 			if d.avail < g.floor || g.inodes.under(d.freeInodes) {
-				g.full(d)
+				g.trip(d)
 				return
 			}
 		}
 	}
 }
 
-// Full is OnFull's function for the run's files: a write found the disk full. It
-// reports whether the reserve was there to release.
+// Full is OnFull's function for the run's files: a write found the disk full. It stops
+// the run and releases a part of the reserve for the write to be tried again; it
+// reports whether there was a part to release.
 func (g *diskGuard) Full() bool {
 	if g == nil {
 		return false
 	}
-	d, _ := g.free(g.dir)
-	return g.full(d)
+	g.Stop()
+	return g.releasePart()
 }
 
-// full stops the run and releases the reserve, once; it reports whether a reserve was
-// held.
-func (g *diskGuard) full(d diskSpace) bool {
+// Stop is the artifacts' function: a stream's write found the disk full. It stops the
+// run and releases nothing: a stream's line is not written again.
+func (g *diskGuard) Stop() {
+	if g == nil {
+		return
+	}
+	d, _ := g.free(g.dir)
+	g.trip(d)
+}
+
+// trip stops the run, once, with the cause of the disk d.
+func (g *diskGuard) trip(d diskSpace) {
 	g.once.Do(func() {
 		left := fmt.Sprintf("%d MiB free", d.avail>>20)
 		if g.inodes.under(d.freeInodes) {
@@ -161,18 +174,41 @@ func (g *diskGuard) full(d diskSpace) bool {
 		g.log.Error("the output folder's disk is full: the run stops", zap.String("out", g.dir),
 			zap.Uint64("free_mib", d.avail>>20), zap.Uint64("free_inodes", d.freeInodes))
 		g.stop(cause)
-		g.release()
 	})
-	return g.reserve != "" || g.inodes.held()
+}
+
+// releasePart gives up a quarter of what the reserve holds, at least 4 MiB and 16
+// inodes, or the rest; it reports whether it held anything.
+func (g *diskGuard) releasePart() bool {
+	freed := g.inodes.releasePart(g.log)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.left == 0 {
+		return freed
+	}
+	g.left -= min(g.left, max(g.left/4, 4<<20))
+	var err error
+	if g.left == 0 {
+		err = os.Remove(g.reserve)
+	} else {
+		err = os.Truncate(g.reserve, int64(g.left))
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		g.log.Warn("release the reserve", zapErr(err))
+	}
+	return true
 }
 
 // release removes the reserve.
 func (g *diskGuard) release() {
-	if g.reserve != "" {
+	g.mu.Lock()
+	if g.left > 0 {
 		if err := os.Remove(g.reserve); err != nil && !errors.Is(err, os.ErrNotExist) {
 			g.log.Warn("release the reserve", zapErr(err))
 		}
+		g.left = 0
 	}
+	g.mu.Unlock()
 	g.inodes.release(g.log)
 }
 

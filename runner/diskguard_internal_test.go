@@ -21,7 +21,8 @@ var benchDir = flag.String("dir", "", "BenchmarkReserveInodes: the folder to mak
 // told (a one-method fake of the statfs reader): above the floors the run goes on, and
 // the reserve holds its size on the real disk, and its inodes once the free ones come
 // near what the run needs; under either floor the run stops once, with the disk's
-// cause, and the reserve is released.
+// cause. The reserve stays until a write finds the disk full, which gets a part of it
+// each time, and the rest goes when the run ends.
 func TestDiskGuardStopsUnderTheFloor(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the reserve is allocated on Linux")
@@ -64,7 +65,20 @@ func TestDiskGuardStopsUnderTheFloor(t *testing.T) {
 				c.fill(&full)
 				disk.Store(&full)
 				<-stopped
+				st, err = os.Stat(reserve)
+				require.NoError(t, err, "the reserve stays until a write needs it")
+				assert.Equal(t, int64(reserveFor(10, size)), st.Size())
 				assert.True(t, g.Full(), "a write that finds the disk full retries into the reserve")
+				st, err = os.Stat(reserve)
+				require.NoError(t, err, "a part of the reserve is released, not the whole")
+				assert.Equal(t, int64(reserveFor(10, size)-4<<20), st.Size())
+				held, err = os.ReadDir(filepath.Join(dir, ReserveInodes))
+				require.NoError(t, err)
+				assert.Len(t, held, int(inodesFor(10, inodes))-1-16)
+				for g.Full() { // a write that goes on finding the disk full takes the rest
+				}
+				assert.NoFileExists(t, reserve)
+				assert.NoDirExists(t, filepath.Join(dir, ReserveInodes))
 				g.close()
 				require.Len(t, causes, 1, "the run stops once")
 				assert.ErrorIs(t, causes[0], errDiskFull)

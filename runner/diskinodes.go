@@ -21,8 +21,9 @@ type inodeReserve struct {
 	want  uint64 // the inodes the run needs
 	floor uint64 // free inodes under which the run stops
 
-	mu   sync.Mutex
-	made bool // the folder was made, with as many files as the disk had room for
+	mu    sync.Mutex
+	made  bool   // the folder was made, with as many files as the disk had room for
+	files uint64 // the files it holds, named 0… in base 36
 }
 
 // inodeMargin is how far above what the run needs the disk's free inodes may fall
@@ -73,7 +74,36 @@ func (r *inodeReserve) hold(free uint64, log *zap.Logger) {
 				zap.Uint64("held", i+1), zap.Uint64("wanted", r.want), zapErr(err))
 			return
 		}
+		r.files = i + 1
 	}
+}
+
+// releasePart removes a quarter of the reserve's files, at least 16, or the rest with
+// the folder; it reports whether it held any.
+func (r *inodeReserve) releasePart(log *zap.Logger) bool {
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.made {
+		return false
+	}
+	n := min(r.files, max(r.files/4, 16))
+	if n == r.files {
+		r.made, r.files = false, 0
+		if err := os.RemoveAll(r.dir); err != nil {
+			log.Warn("release the reserve of inodes", zapErr(err))
+		}
+		return true
+	}
+	for ; n > 0; n-- {
+		r.files--
+		if err := os.Remove(filepath.Join(r.dir, strconv.FormatUint(r.files, 36))); err != nil {
+			log.Warn("release the reserve of inodes", zapErr(err))
+		}
+	}
+	return true
 }
 
 // under reports whether free inodes are under the floor.
@@ -102,5 +132,5 @@ func (r *inodeReserve) release(log *zap.Logger) {
 	if err := os.RemoveAll(r.dir); err != nil {
 		log.Warn("release the reserve of inodes", zapErr(err))
 	}
-	r.made = false
+	r.made, r.files = false, 0
 }

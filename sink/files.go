@@ -41,7 +41,7 @@ func DiskFull(err error) bool {
 }
 
 // OnFull makes f call full when a WriteFile finds the disk full (DiskFull), and try the
-// write once more when full reports that it made room. It returns f.
+// write again each time full reports that it made room. It returns f.
 func (f *Files) OnFull(full func() bool) *Files {
 	f.full = full
 	return f
@@ -96,11 +96,12 @@ func (f *Files) Mask(path string, data []byte) []byte {
 // missing), syncs it when sync is set and renames it over path, so readers see the old
 // content or the new, never a mix.
 //
-// A write that finds the disk full is tried once more when OnFull's function made room.
+// A write that finds the disk full is tried again each time OnFull's function made
+// room, until it has none left to make.
 func (f *Files) WriteFile(path string, data []byte, sync bool) error {
 	data = f.Mask(path, data)
 	err := writeAtomic(path, data, sync)
-	if DiskFull(err) && f != nil && f.full != nil && f.full() {
+	for DiskFull(err) && f != nil && f.full != nil && f.full() {
 		err = writeAtomic(path, data, sync)
 	}
 	return err
