@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,9 @@ import (
 //     registration of a self-hosted runner (its RSA key, with which one can take the
 //     runner's next jobs and their secrets) and its logs, in the folder it is
 //     installed in.
+//   - Azure Pipelines, whose agent GitHub's runner was made from: the same of
+//     $AGENT_TEMPDIRECTORY (scripts with their $(secret)s expanded, secure files)
+//     and of the agent's install folder.
 //   - GitLab CI: $CI_PROJECT_DIR.tmp, where the runner writes the job's variables of
 //     type file (a kubeconfig, a cloud's key) and its CA files.
 //   - Jenkins: $WORKSPACE@tmp, where withCredentials writes its secret files and
@@ -35,14 +39,18 @@ func ciState(environ []string, exe string, parent int) []string {
 		}
 	}
 	var out []string
-	if env["GITHUB_ACTIONS"] == "true" {
-		if temp := env["RUNNER_TEMP"]; filepath.IsAbs(temp) {
-			out = append(out, entriesBut(temp, pathname.Real(exe))...)
+	github, azure := env["GITHUB_ACTIONS"] == "true", strings.EqualFold(env["TF_BUILD"], "true")
+	for _, temp := range []struct {
+		on   bool
+		path string
+	}{{github, env["RUNNER_TEMP"]}, {azure, env["AGENT_TEMPDIRECTORY"]}} {
+		if temp.on && filepath.IsAbs(temp.path) {
+			out = append(out, entriesBut(temp.path, pathname.Real(exe))...)
 		}
-		if install, ok := githubRunnerInstall(parent); ok {
-			for _, name := range githubRunnerState {
-				out = append(out, filepath.Join(install, name))
-			}
+	}
+	if install, ok := runnerInstall(parent); ok && (github || azure) {
+		for _, name := range runnerState {
+			out = append(out, filepath.Join(install, name))
 		}
 	}
 	if dir := env["CI_PROJECT_DIR"]; env["GITLAB_CI"] == "true" && filepath.IsAbs(dir) {
@@ -54,9 +62,10 @@ func ciState(environ []string, exe string, parent int) []string {
 	return out
 }
 
-// githubRunnerState are the files of a GitHub Actions runner's install folder that the
-// tools must not see: its registration and credentials, its environment and its logs.
-var githubRunnerState = []string{".runner", ".credentials", ".credentials_rsaparams", ".credentials_migrated",
+// runnerState are the files of a GitHub Actions runner's or an Azure Pipelines agent's
+// install folder that the tools must not see: its registration and credentials, its
+// environment and its logs.
+var runnerState = []string{".runner", ".agent", ".credentials", ".credentials_rsaparams", ".credentials_migrated",
 	".credentials_rsaparams_migrated", ".env", ".path", ".service", "_diag"}
 
 // entriesBut lists the entries of folder dir but the one on the way to keep.
@@ -76,16 +85,16 @@ func entriesBut(dir, keep string) []string {
 	return out
 }
 
-// githubRunnerInstall finds the folder GitHub's runner is installed in from the
-// executable of pid or of one of its ancestors: bin/Runner.Worker, which runs the
-// job's steps, or bin/Runner.Listener.
-func githubRunnerInstall(pid int) (string, bool) {
+// runnerInstall finds the folder GitHub's runner or Azure's agent is installed in
+// from the executable of pid or of one of its ancestors: bin/Runner.Worker or
+// bin/Agent.Worker, which runs the job's steps, or their Listener.
+func runnerInstall(pid int) (string, bool) {
 	for range 32 {
 		if pid <= 1 {
 			return "", false
 		}
 		exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-		if base := filepath.Base(exe); err == nil && (base == "Runner.Worker" || base == "Runner.Listener") {
+		if base := filepath.Base(exe); err == nil && slices.Contains(runnerExecutables, base) {
 			return filepath.Dir(filepath.Dir(exe)), true
 		}
 		if pid = parentOf(pid); pid < 0 {
@@ -94,6 +103,9 @@ func githubRunnerInstall(pid int) (string, bool) {
 	}
 	return "", false
 }
+
+// runnerExecutables are the names of the processes of GitHub's runner and Azure's agent.
+var runnerExecutables = []string{"Runner.Worker", "Runner.Listener", "Agent.Worker", "Agent.Listener"}
 
 // parentOf reads the parent of process pid from /proc; -1 when it cannot.
 func parentOf(pid int) int {

@@ -15,13 +15,25 @@ import (
 	"github.com/agentrun/agentrun/fuzzguard"
 )
 
-// TestGitHubRunnerInstall starts a shell named bin/Runner.Worker, as GitHub's runner
-// runs a job's steps, with a child: from the child, the runner's install folder is
-// found, and its registration and logs are in what the tools must not see.
-func TestGitHubRunnerInstall(t *testing.T) {
+// TestRunnerInstall starts a shell named bin/Runner.Worker (bin/Agent.Worker), as
+// GitHub's runner (Azure's agent) runs a job's steps, with a child: from the child, the
+// install folder is found, and its registration and logs are in what the tools must
+// not see.
+func TestRunnerInstall(t *testing.T) {
 	t.Parallel()
+	for _, c := range []struct{ exe, env string }{{"Runner.Worker", "GITHUB_ACTIONS=true"}, {"Agent.Worker", "TF_BUILD=True"}} {
+		t.Run(c.exe, func(t *testing.T) {
+			t.Parallel()
+			runnerInstallFound(t, c.exe, c.env)
+		})
+	}
+}
+
+// runnerInstallFound is TestRunnerInstall with the worker's executable named exe, and
+// env the CI system's variable.
+func runnerInstallFound(t *testing.T, exe, env string) {
 	install := t.TempDir()
-	worker := filepath.Join(install, "bin", "Runner.Worker")
+	worker := filepath.Join(install, "bin", exe)
 	require.NoError(t, os.MkdirAll(filepath.Dir(worker), 0o755))
 	sh, err := os.ReadFile("/bin/sh")
 	require.NoError(t, err)
@@ -45,14 +57,14 @@ func TestGitHubRunnerInstall(t *testing.T) {
 		}
 	})
 
-	got, ok := githubRunnerInstall(child)
+	got, ok := runnerInstall(child)
 	require.True(t, ok)
 	assert.Equal(t, install, got)
-	hidden := ciState([]string{"GITHUB_ACTIONS=true"}, "/usr/bin/agentrun", child)
+	hidden := ciState([]string{env}, "/usr/bin/agentrun", child)
 	assert.Contains(t, hidden, filepath.Join(install, ".credentials_rsaparams"))
 	assert.Contains(t, hidden, filepath.Join(install, "_diag"))
 
-	_, ok = githubRunnerInstall(os.Getpid())
+	_, ok = runnerInstall(os.Getpid())
 	assert.False(t, ok, "no runner above this test")
 	assert.Empty(t, ciState([]string{"GITHUB_ACTIONS=false", "RUNNER_TEMP=/tmp"}, "/usr/bin/agentrun", child))
 }

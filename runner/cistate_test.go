@@ -22,7 +22,8 @@ import (
 // TestCIStateIsHidden plants, where the CI systems keep a job's secrets for its steps,
 // the files they write there, in a folder the tools may read: GitHub's $RUNNER_TEMP
 // (the running step's script with a secret expanded into it, the workflow commands'
-// files, agentrun's own executable beside them, as the action installs it), GitLab's
+// files, agentrun's own executable beside them, as the action installs it), Azure
+// Pipelines' $AGENT_TEMPDIRECTORY (a script, a secure file), GitLab's
 // $CI_PROJECT_DIR.tmp (a variable of type file) and Jenkins's $WORKSPACE@tmp (a secret
 // file of withCredentials). A session's tools must read none of them, and its worker
 // must still start from its folder in $RUNNER_TEMP, and its run write its output folder
@@ -43,6 +44,14 @@ func TestCIStateIsHidden(t *testing.T) {
 			"_temp/git-credentials-77.config":           "[http]\n\textraheader = AUTHORIZATION: basic SECRET\n",
 			"_temp/_github_workflow/event.json":         "{\"token\": \"SECRET\"}\n",
 			"_temp/agentrun-bin/README":                 "agentrun's own folder\n",
+		}},
+		{"azure", func(ci string) []string {
+			return []string{"TF_BUILD=True", "AGENT_TEMPDIRECTORY=" + filepath.Join(ci, "_temp")}
+		}, map[string]string{
+			"_temp/9d4c-inline.sh":      "export API_KEY=SECRET\n",
+			"_temp/signing.p12":         "SECRET\n",
+			"_temp/.taskkey":            "SECRET\n",
+			"_temp/sub/deeper/notes.md": "SECRET\n",
 		}},
 		{"gitlab", func(ci string) []string {
 			return []string{"GITLAB_CI=true", "CI_PROJECT_DIR=" + filepath.Join(ci, "project")}
