@@ -138,6 +138,9 @@ var sensitiveHome = []string{
 	// Shells' and REPLs' histories, where a token typed once stays.
 	".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".psql_history", ".mysql_history",
 	".sqlite_history", ".node_repl_history", ".rediscli_history", ".local/share/fish/fish_history",
+	// Clusters' and access proxies' client keys and certificates: minikube's, Talos's,
+	// Teleport's, smallstep's.
+	".minikube", ".talos", ".tsh", ".step",
 }
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the

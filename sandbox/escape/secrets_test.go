@@ -135,6 +135,8 @@ var agentCredentials = []string{
 	".circleci/cli.yml", ".sentryclirc", ".config/ngrok/ngrok.yml", ".config/op/config", ".railway/config.json",
 	".bash_history", ".zsh_history", ".history", ".sh_history", ".python_history", ".psql_history", ".mysql_history",
 	".sqlite_history", ".node_repl_history", ".rediscli_history", ".local/share/fish/fish_history",
+	// Clusters' and access proxies' client keys and certificates.
+	".minikube/profiles/minikube/client.key", ".talos/config", ".tsh/keys/proxy.example.com/alice", ".step/secrets/root_ca_key",
 }
 
 // TestAgentCredentials plants a secret in each of agentCredentials in a home the tools
