@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"go.uber.org/zap"
+
 	"github.com/agentrun/agentrun/pathname"
 )
 
@@ -167,7 +169,16 @@ func (st *runState) checkoutCreds(ctx context.Context, dir string) (*checkoutCre
 		}
 		// The first session's context, without its end: the scan serves every session.
 		scanCtx := context.WithoutCancel(ctx)
-		scan = sync.OnceValues(func() (*checkoutCreds, error) { return st.git.scanCheckout(scanCtx, dir, st.r.opts.Home) })
+		scan = sync.OnceValues(func() (*checkoutCreds, error) {
+			c, err := st.git.scanCheckout(scanCtx, dir, st.r.opts.Home)
+			if err == nil && len(c.clean)+len(c.hide) > 0 {
+				// Said once, so that a push that fails in a session is understood.
+				st.r.log.Info("the workspace's git config holds credentials for its forge: the tools get it without them",
+					zap.String("workspace", dir), zap.Strings("configs", slices.Sorted(maps.Keys(c.clean))),
+					zap.Strings("hidden", c.hide))
+			}
+			return c, err
+		})
 		st.checkouts[dir] = scan
 	}
 	st.checkoutsMu.Unlock()
