@@ -33,7 +33,16 @@ type checkoutCreds struct {
 	// name: those that a config includes and that hold credentials themselves, and the
 	// user's configs that hold them (with).
 	hide []string
+	// drop are the credential files that CI's steps leave in the checkout itself
+	// (actionFiles): hidden, and left out of a copy.
+	drop []string
 }
+
+// actionFiles are the names of the credential files that CI's steps write into the
+// checkout: google-github-actions/auth's credentials (a service account's key, or a
+// federation config that holds the job's token for its OIDC tokens), untracked, at
+// the workspace's top.
+var actionFiles = []string{"gha-creds-*.json"}
 
 // with returns c with more files to hide, the user's configs' (scanUser).
 func (c *checkoutCreds) with(hide []string) *checkoutCreds {
@@ -46,14 +55,16 @@ func (c *checkoutCreds) with(hide []string) *checkoutCreds {
 // hide, the files the sandbox hides, and where the tools would see a config file that
 // holds credentials, which no sandbox can hide without taking the repository from
 // git, refused, which says so. The copy of a copy workspace has the clean configs
-// (applyTo): only those outside it, as of a worktree that src is, are hidden.
+// (applyTo), and its tools' git reads those: the originals are hidden, since the
+// checkout itself lies where the tools may read it (CI's work folder, in the external
+// scope), as do those outside it, of a worktree that src is.
 func (c *checkoutCreds) forTools(src string, copied bool) (hide []string, refused error) {
-	hide = slices.Clone(c.hide)
+	hide = slices.Concat(c.hide, c.drop)
 	var seen []string
 	for _, p := range slices.Sorted(maps.Keys(c.clean)) {
-		if copied && !pathname.Within(src, p) {
+		if copied {
 			hide = append(hide, p)
-		} else if !copied {
+		} else {
 			seen = append(seen, fmt.Sprintf("%s (%s)", p, strings.Join(c.keys[p], ", ")))
 		}
 	}
@@ -66,8 +77,18 @@ func (c *checkoutCreds) forTools(src string, copied bool) (hide []string, refuse
 	return hide, refused
 }
 
-// applyTo writes the clean configs into the copy dst of the folder src.
+// applyTo writes the clean configs into the copy dst of the folder src, and removes
+// the dropped files from it.
 func (c *checkoutCreds) applyTo(src, dst string) error {
+	for _, p := range c.drop {
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(filepath.Join(dst, rel)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
 	for p, b := range c.clean {
 		if !pathname.Within(src, p) {
 			continue
@@ -92,6 +113,13 @@ func (c *checkoutCreds) applyTo(src, dst string) error {
 // (none where dir is no repository); home is what ~ means in an include's path.
 func (g gitBin) scanCheckout(ctx context.Context, dir, home string) (*checkoutCreds, error) {
 	c := &checkoutCreds{clean: map[string][]byte{}, keys: map[string][]string{}}
+	for _, pattern := range actionFiles {
+		found, err := filepath.Glob(filepath.Join(dir, pattern))
+		if err != nil {
+			return nil, err
+		}
+		c.drop = append(c.drop, found...)
+	}
 	for _, f := range repoConfigs(dir) {
 		s := &configScan{git: g, home: home, holds: map[string]bool{}}
 		b, creds, err := s.file(ctx, f)
@@ -171,11 +199,11 @@ func (st *runState) checkoutCreds(ctx context.Context, dir string) (*checkoutCre
 		scanCtx := context.WithoutCancel(ctx)
 		scan = sync.OnceValues(func() (*checkoutCreds, error) {
 			c, err := st.git.scanCheckout(scanCtx, dir, st.r.opts.Home)
-			if err == nil && len(c.clean)+len(c.hide) > 0 {
+			if err == nil && len(c.clean)+len(c.hide)+len(c.drop) > 0 {
 				// Said once, so that a push that fails in a session is understood.
-				st.r.log.Info("the workspace's git config holds credentials for its forge: the tools get it without them",
+				st.r.log.Info("the workspace's checkout holds credentials (in its git config, or files CI's steps left): the tools get it without them",
 					zap.String("workspace", dir), zap.Strings("configs", slices.Sorted(maps.Keys(c.clean))),
-					zap.Strings("hidden", c.hide))
+					zap.Strings("hidden", slices.Concat(c.hide, c.drop)))
 			}
 			return c, err
 		})

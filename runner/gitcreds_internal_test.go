@@ -100,7 +100,7 @@ func TestScanCheckout(t *testing.T) {
 	assert.Contains(t, string(c.clean[lib]), "url = https://github.com/o/lib")
 
 	hide, refused := c.forTools(repo, true)
-	assert.Equal(t, c.hide, hide, "a copy of the repository has the clean configs")
+	assert.Equal(t, append(slices.Clone(c.hide), main, lib), hide, "a copy has the clean configs; the originals are hidden")
 	assert.NoError(t, refused)
 	hide, refused = c.forTools(repo, false)
 	assert.Equal(t, c.hide, hide)

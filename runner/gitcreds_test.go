@@ -32,7 +32,7 @@ func newCheckout(t *testing.T, dir string) checkout {
 	t.Helper()
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
 	c := checkout{repo: filepath.Join(dir, "repo"), include: filepath.Join(dir, "runner-temp", "git-credentials-"+stamp+".config"),
-		tokens: []string{"ghs_header" + stamp, "glcbt_url" + stamp, "ghs_included" + stamp}}
+		tokens: []string{"ghs_header" + stamp, "glcbt_url" + stamp, "ghs_included" + stamp, "ya29.gcloud" + stamp}}
 	require.NoError(t, os.MkdirAll(c.repo, 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Dir(c.include), 0o755))
 	git(t, c.repo, "init", "-q")
@@ -48,6 +48,9 @@ func newCheckout(t *testing.T, dir string) checkout {
 	git(t, c.repo, "config", "includeIf.gitdir:"+c.repo+"/.git.path", c.include)
 	git(t, c.repo, "config", "core.abbrev", "9") // a setting the tools' git must still read
 	require.NoError(t, os.WriteFile(c.include, []byte("[http \"https://github.com/\"]\n\textraheader = "+basic(c.tokens[2])+"\n"), 0o600))
+	// google-github-actions/auth writes its credentials into the workspace, untracked.
+	require.NoError(t, os.WriteFile(filepath.Join(c.repo, "gha-creds-"+stamp+".json"),
+		[]byte(`{"type": "external_account", "credential_source": {"headers": {"Authorization": "Bearer `+c.tokens[3]+`"}}}`), 0o600))
 	return c
 }
 
@@ -73,7 +76,8 @@ func (c checkout) leaked(b string) []string {
 // The user's checkout keeps its credentials for the steps after agentrun.
 func TestCheckoutCredentials(t *testing.T) {
 	t.Parallel()
-	read := `cat .git/config \"$(git rev-parse --git-common-dir)/config\"; for f in {TEMP}/*; do cat \"$f\"; done; git config --list --show-origin; ` +
+	read := `cat .git/config \"$(git rev-parse --git-common-dir)/config\" {REPO}/.git/config gha-*.json {REPO}/gha-*.json; ` +
+		`for f in {TEMP}/*; do cat \"$f\"; done; git config --list --show-origin; ` +
 		`git remote -v; git log -1 --format=%s%n%h; echo read`
 	for _, mode := range []string{"copy", "worktree", "shared"} {
 		t.Run(mode, func(t *testing.T) {
@@ -81,12 +85,14 @@ func TestCheckoutCredentials(t *testing.T) {
 			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
 				c := newCheckout(t, dir)
 				out := filepath.Join(dir, "out")
-				cmd := strings.ReplaceAll(read, "{TEMP}", filepath.Dir(c.include)) // the bash policy would refuse a file named credentials
+				// The bash policy would refuse a file named credentials.
+				cmd := strings.NewReplacer("{TEMP}", filepath.Dir(c.include), "{REPO}", c.repo).Replace(read)
 				scripts := scriptsWith(t, "peek", "steps:\n  - tool_calls: [{name: Bash, input: {command: \""+cmd+"\"}}]\n  - text: \"Peeked.\"\n")
 				// What CI's checkout is to the tools: readable (external read), as the
-				// runner's temporary folder is.
+				// runner's temporary folder is; a copy's tools can read the checkout
+				// it was copied from.
 				readable := filepath.Dir(c.include)
-				if mode == "worktree" {
+				if mode != "shared" {
 					readable += ", " + c.repo
 				}
 				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, "+
@@ -124,7 +130,10 @@ func TestCheckoutCredentials(t *testing.T) {
 				}
 				// The user's checkout is the user's: its steps after agentrun push with it.
 				cfg := readFile(t, filepath.Join(c.repo, ".git", "config"))
-				assert.Len(t, c.leaked(cfg+readFile(t, c.include)), 3, "agentrun changed the checkout's credentials")
+				gha, err := filepath.Glob(filepath.Join(c.repo, "gha-creds-*.json"))
+				require.NoError(t, err)
+				require.Len(t, gha, 1)
+				assert.Len(t, c.leaked(cfg+readFile(t, c.include)+readFile(t, gha[0])), 4, "agentrun changed the checkout's credentials")
 			})
 		})
 	}
