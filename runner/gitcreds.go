@@ -144,10 +144,46 @@ func (g gitBin) scanCheckout(ctx context.Context, dir, home string) (*checkoutCr
 	return c, nil
 }
 
-// repoConfigs are the config files of the repository at dir: its git folder's (a
-// folder .git, or the folder a .git file names, and the common one it shares with the
-// other worktrees), the worktrees' and the submodules' under modules/.
+// nestedDepth is how many folders below the workspace's top repoConfigs looks for the
+// repositories CI checks out inside it (actions/checkout's path:, a second, private
+// repository of tools), each with its own token.
+const nestedDepth = 3
+
+// repoConfigs are the config files of the repository at dir, or of the one that holds
+// dir (a workspace in a folder of CI's checkout), and of those nestedDepth folders
+// below it (not into node_modules, or a link).
 func repoConfigs(dir string) []string {
+	out := configsOf(dir)
+	for up := filepath.Dir(dir); len(out) == 0 && up != filepath.Dir(up); up = filepath.Dir(up) {
+		if _, err := os.Lstat(filepath.Join(up, ".git")); err == nil {
+			out = configsOf(up)
+			break
+		}
+	}
+	base := strings.Count(filepath.Clean(dir), "/")
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil || p == dir || !d.IsDir():
+			return nil
+		case d.Name() == ".git" || d.Name() == "node_modules":
+			return filepath.SkipDir
+		}
+		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+			out = append(out, configsOf(p)...)
+		}
+		if strings.Count(p, "/")-base >= nestedDepth {
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// configsOf are the config files of the repository whose work tree is dir: its git
+// folder's (a folder .git, or the folder a .git file names, and the common one it
+// shares with the other worktrees), the worktrees' and the submodules' under modules/.
+func configsOf(dir string) []string {
 	gitDir := filepath.Join(dir, ".git")
 	info, err := os.Stat(gitDir)
 	if err != nil {

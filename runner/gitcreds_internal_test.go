@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,4 +212,36 @@ func TestScanCheckoutOfAWorktree(t *testing.T) {
 	hide, refused := c.forTools(wt, true)
 	require.NoError(t, refused)
 	assert.Contains(t, hide, main, "the copy's .git file still names the repository's git folder")
+}
+
+// TestScanCheckoutOfAFolder: a workspace that is a folder of a checkout, or holds
+// another checkout a few folders down, has those repositories' configs scanned too:
+// the tools may read the enclosing checkout, and a copy holds the nested one.
+func TestScanCheckoutOfAFolder(t *testing.T) {
+	t.Parallel()
+	g := requireGit(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "repo")
+	sub, nested, deep := filepath.Join(repo, "sub"), filepath.Join(repo, "a", "b", "tools"), filepath.Join(repo, "a", "b", "c", "d")
+	for _, args := range [][]string{
+		{"init", "-q", repo}, {"init", "-q", nested}, {"init", "-q", deep},
+		{"-C", repo, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c2VjcmV0"},
+		{"-C", nested, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic bmVzdGVk"},
+		{"-C", deep, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic ZGVlcA=="},
+	} {
+		_, err := g.quiet(ctx, args...)
+		require.NoError(t, err, "git %v", args)
+	}
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	outer, inner := filepath.Join(repo, ".git", "config"), filepath.Join(nested, ".git", "config")
+
+	c, err := g.scanCheckout(ctx, sub, t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, []string{outer}, slices.Sorted(maps.Keys(c.clean)), "the checkout that holds the workspace")
+
+	c, err = g.scanCheckout(ctx, repo, t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, []string{outer, inner}, slices.Sorted(maps.Keys(c.clean)),
+		"a repository nestedDepth folders down is found; one deeper is not looked for")
 }

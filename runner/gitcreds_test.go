@@ -32,7 +32,7 @@ func newCheckout(t *testing.T, dir string) checkout {
 	t.Helper()
 	stamp := strconv.FormatInt(time.Now().UnixNano(), 36)
 	c := checkout{repo: filepath.Join(dir, "repo"), include: filepath.Join(dir, "runner-temp", "git-credentials-"+stamp+".config"),
-		tokens: []string{"ghs_header" + stamp, "glcbt_url" + stamp, "ghs_included" + stamp, "ya29.gcloud" + stamp}}
+		tokens: []string{"ghs_header" + stamp, "glcbt_url" + stamp, "ghs_included" + stamp, "ya29.gcloud" + stamp, "ghs_nested" + stamp}}
 	require.NoError(t, os.MkdirAll(c.repo, 0o755))
 	require.NoError(t, os.MkdirAll(filepath.Dir(c.include), 0o755))
 	git(t, c.repo, "init", "-q")
@@ -48,6 +48,12 @@ func newCheckout(t *testing.T, dir string) checkout {
 	git(t, c.repo, "config", "includeIf.gitdir:"+c.repo+"/.git.path", c.include)
 	git(t, c.repo, "config", "core.abbrev", "9") // a setting the tools' git must still read
 	require.NoError(t, os.WriteFile(c.include, []byte("[http \"https://github.com/\"]\n\textraheader = "+basic(c.tokens[2])+"\n"), 0o600))
+	// A second repository checked out inside the first (actions/checkout's path:),
+	// with its token, as CI's checkout of a private tools repository leaves it.
+	nested := filepath.Join(c.repo, "ci", "tools")
+	require.NoError(t, os.MkdirAll(nested, 0o755))
+	git(t, nested, "init", "-q")
+	git(t, nested, "config", "http.https://github.com/.extraheader", basic(c.tokens[4]))
 	// google-github-actions/auth writes its credentials into the workspace, untracked.
 	require.NoError(t, os.WriteFile(filepath.Join(c.repo, "gha-creds-"+stamp+".json"),
 		[]byte(`{"type": "external_account", "credential_source": {"headers": {"Authorization": "Bearer `+c.tokens[3]+`"}}}`), 0o600))
@@ -76,7 +82,8 @@ func (c checkout) leaked(b string) []string {
 // The user's checkout keeps its credentials for the steps after agentrun.
 func TestCheckoutCredentials(t *testing.T) {
 	t.Parallel()
-	read := `cat .git/config \"$(git rev-parse --git-common-dir)/config\" {REPO}/.git/config gha-*.json {REPO}/gha-*.json; ` +
+	read := `cat .git/config \"$(git rev-parse --git-common-dir)/config\" {REPO}/.git/config gha-*.json {REPO}/gha-*.json ` +
+		`ci/tools/.git/config {REPO}/ci/tools/.git/config; ` +
 		`for f in {TEMP}/*; do cat \"$f\"; done; git config --list --show-origin; ` +
 		`git remote -v; git log -1 --format=%s%n%h; echo read`
 	for _, mode := range []string{"copy", "worktree", "shared"} {
@@ -133,7 +140,8 @@ func TestCheckoutCredentials(t *testing.T) {
 				gha, err := filepath.Glob(filepath.Join(c.repo, "gha-creds-*.json"))
 				require.NoError(t, err)
 				require.Len(t, gha, 1)
-				assert.Len(t, c.leaked(cfg+readFile(t, c.include)+readFile(t, gha[0])), 4, "agentrun changed the checkout's credentials")
+				nested := readFile(t, filepath.Join(c.repo, "ci", "tools", ".git", "config"))
+				assert.Len(t, c.leaked(cfg+readFile(t, c.include)+readFile(t, gha[0])+nested), 5, "agentrun changed the checkout's credentials")
 			})
 		})
 	}
