@@ -92,6 +92,9 @@ func TestCheckoutCredentials(t *testing.T) {
 			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
 				c := newCheckout(t, dir)
 				out := filepath.Join(dir, "out")
+				if mode == "copy" {
+					out = filepath.Join(c.repo, "agentrun-out") // the action's default: in the checkout
+				}
 				// The bash policy would refuse a file named credentials.
 				cmd := strings.NewReplacer("{TEMP}", filepath.Dir(c.include), "{REPO}", c.repo).Replace(read)
 				scripts := scriptsWith(t, "peek", "steps:\n  - tool_calls: [{name: Bash, input: {command: \""+cmd+"\"}}]\n  - text: \"Peeked.\"\n")
