@@ -110,8 +110,9 @@ func (c *checkoutCreds) applyTo(src, dst string) error {
 }
 
 // scanCheckout finds the credentials in the git configs of the repository at dir
-// (none where dir is no repository); home is what ~ means in an include's path.
-func (g gitBin) scanCheckout(ctx context.Context, dir, home string) (*checkoutCreds, error) {
+// (none where dir is no repository), not looking into the run's output folder out;
+// home is what ~ means in an include's path.
+func (g gitBin) scanCheckout(ctx context.Context, dir, out, home string) (*checkoutCreds, error) {
 	c := &checkoutCreds{clean: map[string][]byte{}, keys: map[string][]string{}}
 	for _, pattern := range actionFiles {
 		found, err := filepath.Glob(filepath.Join(dir, pattern))
@@ -120,7 +121,7 @@ func (g gitBin) scanCheckout(ctx context.Context, dir, home string) (*checkoutCr
 		}
 		c.drop = append(c.drop, found...)
 	}
-	for _, f := range repoConfigs(dir) {
+	for _, f := range repoConfigs(dir, out) {
 		s := &configScan{git: g, home: home, holds: map[string]bool{}}
 		b, creds, err := s.file(ctx, f)
 		if err != nil {
@@ -151,8 +152,9 @@ const nestedDepth = 3
 
 // repoConfigs are the config files of the repository at dir, or of the one that holds
 // dir (a workspace in a folder of CI's checkout), and of those nestedDepth folders
-// below it (not into node_modules, or a link).
-func repoConfigs(dir string) []string {
+// below it (not into node_modules, a link, or the run's output folder skip, which a
+// copy leaves out and whose copies of earlier runs are no checkout's).
+func repoConfigs(dir, skip string) []string {
 	out := configsOf(dir)
 	for up := filepath.Dir(dir); len(out) == 0 && up != filepath.Dir(up); up = filepath.Dir(up) {
 		if _, err := os.Lstat(filepath.Join(up, ".git")); err == nil {
@@ -165,7 +167,7 @@ func repoConfigs(dir string) []string {
 		switch {
 		case err != nil || p == dir || !d.IsDir():
 			return nil
-		case d.Name() == ".git" || d.Name() == "node_modules":
+		case d.Name() == ".git" || d.Name() == "node_modules" || p == skip:
 			return filepath.SkipDir
 		}
 		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
@@ -234,7 +236,7 @@ func (st *runState) checkoutCreds(ctx context.Context, dir string) (*checkoutCre
 		// The first session's context, without its end: the scan serves every session.
 		scanCtx := context.WithoutCancel(ctx)
 		scan = sync.OnceValues(func() (*checkoutCreds, error) {
-			c, err := st.git.scanCheckout(scanCtx, dir, st.r.opts.Home)
+			c, err := st.git.scanCheckout(scanCtx, dir, st.outDir, st.r.opts.Home)
 			if err == nil && len(c.clean)+len(c.hide)+len(c.drop) > 0 {
 				// Said once, so that a push that fails in a session is understood.
 				st.r.log.Info("the workspace's checkout holds credentials (in its git config, or files CI's steps left): the tools get it without them",

@@ -85,7 +85,7 @@ func TestScanCheckout(t *testing.T) {
 	write(filepath.Join(repo, ".git", "modules", "lib", "config"), "[remote \"origin\"]\n\turl = https://TOKEN@github.com/o/lib\n")
 	write(filepath.Join(repo, ".git", "modules", "lib", "objects", "config"), "not a config, never read")
 
-	c, err := g.scanCheckout(context.Background(), repo, home)
+	c, err := g.scanCheckout(context.Background(), repo, "", home)
 	require.NoError(t, err)
 	assert.Equal(t, []string{filepath.Join(home, "outer.config"), creds}, c.hide)
 	main, lib := filepath.Join(repo, ".git", "config"), filepath.Join(repo, ".git", "modules", "lib", "config")
@@ -109,7 +109,7 @@ func TestScanCheckout(t *testing.T) {
 	assert.Contains(t, refused.Error(), main+" (include.path, includeif.gitdir:"+repo+"/.git.path)")
 	assert.NotContains(t, refused.Error(), "TOKEN")
 
-	none, err := g.scanCheckout(context.Background(), t.TempDir(), home)
+	none, err := g.scanCheckout(context.Background(), t.TempDir(), "", home)
 	require.NoError(t, err)
 	hide, refused = none.forTools(dir, false)
 	assert.Empty(t, hide, "no repository, nothing to hide")
@@ -205,7 +205,7 @@ func TestScanCheckoutOfAWorktree(t *testing.T) {
 		_, err := g.quiet(ctx, args...)
 		require.NoError(t, err, "git %v", args)
 	}
-	c, err := g.scanCheckout(ctx, wt, t.TempDir())
+	c, err := g.scanCheckout(ctx, wt, "", t.TempDir())
 	require.NoError(t, err)
 	main := filepath.Join(repo, ".git", "config")
 	require.Contains(t, c.clean, main)
@@ -236,11 +236,11 @@ func TestScanCheckoutOfAFolder(t *testing.T) {
 	require.NoError(t, os.MkdirAll(sub, 0o755))
 	outer, inner := filepath.Join(repo, ".git", "config"), filepath.Join(nested, ".git", "config")
 
-	c, err := g.scanCheckout(ctx, sub, t.TempDir())
+	c, err := g.scanCheckout(ctx, sub, "", t.TempDir())
 	require.NoError(t, err)
 	assert.Equal(t, []string{outer}, slices.Sorted(maps.Keys(c.clean)), "the checkout that holds the workspace")
 
-	c, err = g.scanCheckout(ctx, repo, t.TempDir())
+	c, err = g.scanCheckout(ctx, repo, "", t.TempDir())
 	require.NoError(t, err)
 	assert.Equal(t, []string{outer, inner}, slices.Sorted(maps.Keys(c.clean)),
 		"a repository nestedDepth folders down is found; one deeper is not looked for")

@@ -211,3 +211,32 @@ func userHomeDir(t *testing.T) string {
 	t.Cleanup(func() { _ = os.RemoveAll(home) })
 	return home
 }
+
+// TestCheckoutScanSkipsTheOutputFolder runs a copy session in a checkout that holds
+// its output folder, where an earlier run left a copy of a repository with a token in
+// its config: the scan does not look into the output folder, which the copy leaves
+// out, and the session runs.
+func TestCheckoutScanSkipsTheOutputFolder(t *testing.T) {
+	t.Parallel()
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		repo := filepath.Join(dir, "repo")
+		require.NoError(t, os.MkdirAll(repo, 0o755))
+		git(t, repo, "init", "-q")
+		out := filepath.Join(repo, "agentrun-out")
+		stale := filepath.Join(out, runner.WorkspacesDir, "old")
+		require.NoError(t, os.MkdirAll(stale, 0o755))
+		git(t, stale, "init", "-q")
+		git(t, stale, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic c3RhbGU=")
+		scripts := scriptsWith(t, "peek", "steps:\n  - tool_calls: [{name: Bash, input: {command: \"echo ran\"}}]\n  - text: \"Done.\"\n")
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, "+
+			"sandbox: {level: %s}}\njobs:\n  - {id: peek, model: peek, prompt: Peek.}\n", level)
+		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+			Run(context.Background(), writeSpec(t, repo, spec))
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 1)
+		assert.Equal(t, protocol.StatusSuccess, sum.Sessions[0].Status)
+		results := toolResults(t, out, "peek")
+		require.Len(t, results, 1)
+		assert.Contains(t, results[0].Content, "ran")
+	})
+}
