@@ -30,8 +30,7 @@ type checkoutCreds struct {
 	clean map[string][]byte
 	keys  map[string][]string
 	// hide are the files hidden in every mode, since the tools could read them by
-	// name: those that a config includes and that hold credentials themselves, and the
-	// user's configs that hold them (with).
+	// name: those that a config includes and that hold credentials themselves.
 	hide []string
 	// drop are the credential files that CI's steps leave in the checkout itself
 	// (actionFiles): hidden, and left out of a copy.
@@ -44,21 +43,14 @@ type checkoutCreds struct {
 // the workspace's top.
 var actionFiles = []string{"gha-creds-*.json"}
 
-// with returns c with more files to hide, the user's configs' (scanUser).
-func (c *checkoutCreds) with(hide []string) *checkoutCreds {
-	out := *c
-	out.hide = slices.Concat(c.hide, hide)
-	return &out
-}
-
-// forTools says what the tools of a session in the workspace folder src must not see:
-// hide, the files the sandbox hides, and where the tools would see a config file that
-// holds credentials, which no sandbox can hide without taking the repository from
-// git, refused, which says so. The copy of a copy workspace has the clean configs
+// forTools says what the tools of a session in the checkout, or in a copy of it
+// (copied), must not see: hide, the files the sandbox hides, and where the tools would
+// see a config file that holds credentials, which no sandbox can hide without taking
+// the repository from git, refused, which says so. A copy has the clean configs
 // (applyTo), and its tools' git reads those: the originals are hidden, since the
 // checkout itself lies where the tools may read it (CI's work folder, in the external
-// scope), as do those outside it, of a worktree that src is.
-func (c *checkoutCreds) forTools(src string, copied bool) (hide []string, refused error) {
+// scope), as do those outside it, of a worktree that the checkout is.
+func (c *checkoutCreds) forTools(copied bool) (hide []string, refused error) {
 	hide = slices.Concat(c.hide, c.drop)
 	var seen []string
 	for _, p := range slices.Sorted(maps.Keys(c.clean)) {

@@ -100,10 +100,10 @@ func TestScanCheckout(t *testing.T) {
 	assert.Equal(t, []string{"include.path", "includeif.gitdir:" + repo + "/.git.path"}, c.keys[main])
 	assert.Contains(t, string(c.clean[lib]), "url = https://github.com/o/lib")
 
-	hide, refused := c.forTools(repo, true)
+	hide, refused := c.forTools(true)
 	assert.Equal(t, append(slices.Clone(c.hide), main, lib), hide, "a copy has the clean configs; the originals are hidden")
 	assert.NoError(t, refused)
-	hide, refused = c.forTools(repo, false)
+	hide, refused = c.forTools(false)
 	assert.Equal(t, c.hide, hide)
 	require.ErrorIs(t, refused, ErrSandbox)
 	assert.Contains(t, refused.Error(), main+" (include.path, includeif.gitdir:"+repo+"/.git.path)")
@@ -111,7 +111,7 @@ func TestScanCheckout(t *testing.T) {
 
 	none, err := g.scanCheckout(context.Background(), t.TempDir(), "", home)
 	require.NoError(t, err)
-	hide, refused = none.forTools(dir, false)
+	hide, refused = none.forTools(false)
 	assert.Empty(t, hide, "no repository, nothing to hide")
 	assert.NoError(t, refused)
 }
@@ -209,7 +209,7 @@ func TestScanCheckoutOfAWorktree(t *testing.T) {
 	require.NoError(t, err)
 	main := filepath.Join(repo, ".git", "config")
 	require.Contains(t, c.clean, main)
-	hide, refused := c.forTools(wt, true)
+	hide, refused := c.forTools(true)
 	require.NoError(t, refused)
 	assert.Contains(t, hide, main, "the copy's .git file still names the repository's git folder")
 }

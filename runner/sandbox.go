@@ -151,8 +151,9 @@ type sandboxRequest struct {
 	// Memory is the memory limit in bytes of the session's tools; 0 is the default.
 	Memory uint64
 	// RootOnly are the host's paths that nobody but root may read (sandbox.RootOnly),
-	// and Checkout the files of the workspace's checkout that hold its credentials for
-	// its forge (checkoutCreds): hidden from the tools unless the system read bit is set.
+	// and Checkout the files of the workspace's checkout and the user's git configs
+	// that hold credentials for a forge (checkoutCreds, scanUser): hidden from the tools
+	// unless the system read bit is set.
 	RootOnly, Checkout []string
 	// CheckoutRefused, when set, says why a confined session cannot work in its
 	// workspace: its tools would read the checkout's credentials there.
@@ -332,12 +333,12 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 		hidden = append(hidden, absOr(o.InstructionHome))
 	}
 	hidden = append(hidden, st.ciState()...)
-	user, err := st.userGit() // made by prepareWorkspace already
+	user, err := st.userGit()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
-		Workspace: ws.dir, Checkout: ws.credentials, CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
+		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: s.Settings.Sandbox.Readable,
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, user.env, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, RootOnly: st.rootOnly(), Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
 		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}

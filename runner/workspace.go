@@ -59,16 +59,11 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	user, err := st.userGit()
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	creds = creds.with(user.hide)
 	switch mode {
 	case jobs.WorkspaceCopy, jobs.WorkspaceWorktree:
 	default:
 		ws := &workspace{dir: real, mode: mode}
-		ws.credentials, ws.credsRefused = creds.forTools(real, false)
+		ws.credentials, ws.credsRefused = creds.forTools(false)
 		return ws, nil
 	}
 	out, err := filepath.Abs(st.r.opts.Out)
@@ -91,7 +86,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 		ws := &workspace{dir: dir, mode: mode}
-		ws.credentials, ws.credsRefused = creds.forTools(real, true)
+		ws.credentials, ws.credsRefused = creds.forTools(true)
 		return ws, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -109,7 +104,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	ws := &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir, git: st.git}
-	ws.credentials, ws.credsRefused = creds.forTools(real, false)
+	ws.credentials, ws.credsRefused = creds.forTools(false)
 	return ws, nil
 }
 
