@@ -18,9 +18,16 @@ type configScan struct {
 	git  gitBin
 	home string
 	// included are the included files that hold credentials; holds says of each file
-	// read so far whether it does (false while it is read, against an include cycle).
+	// read so far whether it does (false while it is read, against an include cycle);
+	// entries are the entries git listed of each file it was asked to.
 	included []string
 	holds    map[string]bool
+	entries  map[string][]configEntry
+}
+
+// newConfigScan is a scan of config files whose ~ is home.
+func newConfigScan(g gitBin, home string) *configScan {
+	return &configScan{git: g, home: home, holds: map[string]bool{}, entries: map[string][]configEntry{}}
 }
 
 // maxIncludeDepth is git's own limit on nested includes.
@@ -63,6 +70,7 @@ func (s *configScan) read(ctx context.Context, f string) ([]byte, []configEntry,
 	if err != nil {
 		return nil, nil, err
 	}
+	s.entries[f] = entries
 	var creds []configEntry
 	for _, e := range entries {
 		if e.credential() {
@@ -213,10 +221,10 @@ func withoutUser(s string) (string, bool) {
 	return scheme + "://" + rest[at+1:], true
 }
 
-// cleanConfig returns config content b without the entries creds, written by git
-// itself: an entry goes, a URL loses its user, and a section named by a URL with a user
-// is written again under the URL without.
-func (g gitBin) cleanConfig(ctx context.Context, b []byte, creds []configEntry) ([]byte, error) {
+// cleanConfig returns config content b, whose entries git listed as all, without the
+// entries creds, written by git itself: an entry goes, a URL loses its user, and a
+// section named by a URL with a user is written again under the URL without.
+func (g gitBin) cleanConfig(ctx context.Context, b []byte, all, creds []configEntry) ([]byte, error) {
 	f, err := os.CreateTemp("", "agentrun-gitconfig-")
 	if err != nil {
 		return nil, err
@@ -227,10 +235,6 @@ func (g gitBin) cleanConfig(ctx context.Context, b []byte, creds []configEntry) 
 		return nil, err
 	}
 	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	all, err := g.listConfig(ctx, f.Name())
-	if err != nil {
 		return nil, err
 	}
 	file := []string{"config", "--file", f.Name()}
@@ -280,9 +284,7 @@ func (g gitBin) cleanConfig(ctx context.Context, b []byte, creds []configEntry) 
 // quiet runs a git command whose arguments and output may hold credentials: its error
 // says only how git ended.
 func (g gitBin) quiet(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, string(g), args...)
-	cmd.Env = gitEnv(os.Environ())
-	out, err := cmd.Output()
+	out, err := g.command(ctx, args...).Output()
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit):

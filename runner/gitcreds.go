@@ -114,7 +114,7 @@ func (g gitBin) scanCheckout(ctx context.Context, dir, out, home string) (*check
 		c.drop = append(c.drop, found...)
 	}
 	for _, f := range repoConfigs(dir, out) {
-		s := &configScan{git: g, home: home, holds: map[string]bool{}}
+		s := newConfigScan(g, home)
 		b, creds, err := s.file(ctx, f)
 		if err != nil {
 			return nil, fmt.Errorf("git config %s: %w", f, err)
@@ -123,7 +123,7 @@ func (g gitBin) scanCheckout(ctx context.Context, dir, out, home string) (*check
 		if len(creds) == 0 {
 			continue
 		}
-		if c.clean[f], err = g.cleanConfig(ctx, b, creds); err != nil {
+		if c.clean[f], err = g.cleanConfig(ctx, b, s.entries[f], creds); err != nil {
 			return nil, fmt.Errorf("take the credentials out of %s: %w", f, err)
 		}
 		for _, e := range creds {
@@ -275,7 +275,7 @@ func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (us
 	identity := map[string]string{}
 	for _, fo := range files {
 		f, override := fo[0], fo[1]
-		s := &configScan{git: g, home: home, holds: map[string]bool{}}
+		s := newConfigScan(g, home)
 		_, creds, err := s.file(ctx, f)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
@@ -289,11 +289,7 @@ func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (us
 		}
 		u.hide = append(u.hide, f)
 		u.env = append(u.env, override+"=/dev/null")
-		entries, err := g.listConfig(ctx, f)
-		if err != nil {
-			return userGit{}, fmt.Errorf("git config %s: %w", f, err)
-		}
-		for _, e := range entries { // later files and entries win, as in git
+		for _, e := range s.entries[f] { // later files and entries win, as in git
 			if e.key == "user.name" || e.key == "user.email" {
 				identity[e.key] = e.value
 			}

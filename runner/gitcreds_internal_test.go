@@ -37,12 +37,12 @@ func TestCleanConfig(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			f := filepath.Join(dir, "config")
-			s := &configScan{git: g, home: t.TempDir(), holds: map[string]bool{}}
+			s := newConfigScan(g, t.TempDir())
 			b, creds, err := s.file(ctx, f)
 			require.NoError(t, err)
 			clean := b
 			if len(creds) > 0 {
-				clean, err = g.cleanConfig(ctx, b, creds)
+				clean, err = g.cleanConfig(ctx, b, s.entries[f], creds)
 				require.NoError(t, err)
 			}
 			out := filepath.Join(t.TempDir(), "config")

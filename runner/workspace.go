@@ -248,14 +248,20 @@ func lookGit() gitBin {
 // run runs a git command in dir and returns its stdout. It gets of the runner's
 // environment only gitEnv's part.
 func (g gitBin) run(ctx context.Context, dir string, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, string(g), append([]string{"-C", dir}, args...)...)
-	cmd.Env = gitEnv(os.Environ())
+	cmd := g.command(ctx, append([]string{"-C", dir}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
+}
+
+// command is a git command of the runner's, with gitEnv's part of its environment.
+func (g gitBin) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, string(g), args...)
+	cmd.Env = gitEnv(os.Environ())
+	return cmd
 }
 
 // gitKept are the variables of the runner's environment that its git gets, with
