@@ -25,7 +25,7 @@ func acquireLock(out string) (*runLock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := tryLock(f); err != nil {
 		holder, _ := os.ReadFile(path)
 		_ = f.Close() // it holds no lock and was not written
 		if errors.Is(err, syscall.EWOULDBLOCK) {
@@ -38,6 +38,13 @@ func acquireLock(out string) (*runLock, error) {
 		_, _ = fmt.Fprintf(f, "pid %d\n", os.Getpid())
 	}
 	return &runLock{f: f}, nil
+}
+
+// tryLock takes an exclusive flock on f without waiting: EWOULDBLOCK when a live
+// process holds it. The kernel drops it when its holder dies, so a lock that can be
+// taken is no live run's.
+func tryLock(f *os.File) error {
+	return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 }
 
 func (l *runLock) release() {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 )
 
 // runTempPrefix starts the name of a run's folder of its sessions' TMPDIRs (level
@@ -36,7 +35,7 @@ func newRunTemp(parent string) (*runTemp, error) {
 	}
 	f, err := os.Open(made)
 	if err == nil {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = tryLock(f)
 	}
 	dir := filepath.Join(parent, strings.TrimPrefix(filepath.Base(made), "."))
 	if err == nil {
@@ -67,7 +66,7 @@ func removeStaleRunTemps(parent string) {
 		if err != nil {
 			continue // another user's, say
 		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+		if tryLock(f) == nil {
 			_ = os.RemoveAll(dir) // what cannot go stays, as it was
 		}
 		_ = f.Close()
