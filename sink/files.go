@@ -25,7 +25,7 @@ import (
 type Files struct {
 	r *Redactor
 	// full, when set, is called when a write finds the disk full; true means room was
-	// made (a reserve released), and the write is tried once more.
+	// made (a part of a reserve released), and the write is tried again.
 	full func() bool
 }
 
