@@ -392,10 +392,7 @@ func (r *Runner) newRunState(spec *jobs.Spec, plan *Plan, runLog io.Writer, sess
 		sessionsDir: sessionsDir, subAgents: make(chan struct{}, slots), rootOnly: sync.OnceValue(sandbox.RootOnly),
 	}
 	st.ciState = sync.OnceValue(func() []string {
-		exe := r.opts.Sandbox.Binary
-		if exe == "" {
-			exe, _ = worker.Executable() // none: every session fails to start its worker
-		}
+		exe, _ := r.opts.Sandbox.binary() // none: every session fails to start its worker
 		return ciState(r.opts.Environ, absOr(exe), os.Getpid())
 	})
 	st.userGit = sync.OnceValues(func() (userGit, error) {

@@ -40,6 +40,14 @@ type SandboxOptions struct {
 	TempDir string
 }
 
+// binary is the worker's executable: Binary, or worker.Executable.
+func (o SandboxOptions) binary() (string, error) {
+	if o.Binary != "" {
+		return o.Binary, nil
+	}
+	return worker.Executable()
+}
+
 // ErrSandbox is wrapped by the error of a run whose sessions need a sandbox level this
 // machine cannot give: nothing runs (exit 2), never a silent downgrade.
 var ErrSandbox = errors.New("sandbox unavailable")
@@ -219,11 +227,9 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 			return nil, fmt.Errorf("sandbox: writable %s: %w", w, err)
 		}
 	}
-	binary := opts.Binary
-	if binary == "" {
-		if binary, err = worker.Executable(); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
+	binary, err := opts.binary()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	own := append(slices.Clone(req.Hidden), opts.Hidden...) // the runner's state
 	exe := absOr(binary)
