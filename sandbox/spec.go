@@ -103,6 +103,14 @@ var virtualDirs = []string{"/proc", "/sys", "/dev", "/tmp", "/run", "/var/run", 
 var maskedFiles = []string{
 	"/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d",
 	"/etc/ssh", "/etc/ssl/private", "/etc/machine-id",
+	// Self-hosted CI agents' registrations, with which one takes the agent's next jobs
+	// and their secrets (Buildkite's, CircleCI's machine runner's, its launch agent's
+	// before version 3, GitLab Runner's, Drone's exec runner's), and Buildkite's agent
+	// hooks, whose environment hook is where its docs put the secrets every job gets.
+	// The agent reads them as the user that runs the jobs, so its modes let them be read.
+	"/etc/buildkite-agent/buildkite-agent.cfg", "/etc/buildkite-agent/hooks",
+	"/etc/circleci-runner/circleci-runner-config.yaml", "/opt/circleci/launch-agent-config.yaml",
+	"/etc/gitlab-runner/config.toml", "/etc/drone-runner-exec/config",
 }
 
 // sensitiveHome are the credential stores under $HOME, hidden unless the system read
@@ -141,6 +149,9 @@ var sensitiveHome = []string{
 	// Clusters' and access proxies' client keys and certificates: minikube's, Talos's,
 	// Teleport's, smallstep's.
 	".minikube", ".talos", ".tsh", ".step",
+	// The same CI agents installed in the user's home.
+	".buildkite-agent/buildkite-agent.cfg", ".buildkite-agent/hooks", ".gitlab-runner/config.toml",
+	".drone-runner-exec/config",
 }
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the

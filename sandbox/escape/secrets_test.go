@@ -137,6 +137,11 @@ var agentCredentials = []string{
 	".sqlite_history", ".node_repl_history", ".rediscli_history", ".local/share/fish/fish_history",
 	// Clusters' and access proxies' client keys and certificates.
 	".minikube/profiles/minikube/client.key", ".talos/config", ".tsh/keys/proxy.example.com/alice", ".step/secrets/root_ca_key",
+	// Self-hosted CI agents installed in the user's home: their registration tokens,
+	// with which one takes the agent's next jobs and their secrets, and Buildkite's
+	// agent hooks, whose environment hook exports the secrets of every job.
+	".buildkite-agent/buildkite-agent.cfg", ".buildkite-agent/hooks/environment", ".gitlab-runner/config.toml",
+	".drone-runner-exec/config",
 }
 
 // TestAgentCredentials plants a secret in each of agentCredentials in a home the tools
@@ -189,6 +194,65 @@ func TestRootOnlyFiles(t *testing.T) {
 		r := fx.bash(t, "cat "+public, 20)
 		require.Contains(t, r.Content, "public-"+salt, "a file anybody may read is hidden")
 	})
+}
+
+// ciAgentRegistrations are where self-hosted CI agents installed from their packages
+// keep their registration tokens (Buildkite's, CircleCI's machine runner's, GitLab
+// Runner's, Drone's exec runner's), and Buildkite's agent hooks, whose environment hook
+// is where its docs put the secrets every job gets. The agent reads them as the user
+// that runs the jobs, so that user's tools may read them too.
+var ciAgentRegistrations = []string{
+	"/etc/buildkite-agent/buildkite-agent.cfg", "/etc/buildkite-agent/hooks/environment",
+	"/etc/circleci-runner/circleci-runner-config.yaml", "/opt/circleci/launch-agent-config.yaml",
+	"/etc/gitlab-runner/config.toml", "/etc/drone-runner-exec/config",
+}
+
+// TestCIAgentRegistrations plants a token in each of ciAgentRegistrations, readable by
+// all, as a machine that hosts a CI agent has them: no tool may read one, while a file
+// beside them stays readable. At level off every one is read: the vector works.
+func TestCIAgentRegistrations(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("planting files in /etc and /opt takes root")
+	}
+	salt := randomHex(8)
+	var table []attempt
+	for i, p := range ciAgentRegistrations {
+		if _, err := os.Lstat(p); err == nil {
+			t.Skipf("%s is this machine's own", p)
+		}
+		secret := "agent-token-" + strconv.Itoa(i) + "-" + salt
+		plant(t, p, "token=\""+secret+"\"\n")
+		table = append(table, attempt{name: "cat " + p, cmd: "cat " + p, effect: hidden(secret), strict: true, landlock: true, off: true})
+	}
+	public := "/etc/buildkite-agent/README"
+	plant(t, public, "public-"+salt+"\n")
+	table = append(table, attempt{name: "grep the agents' folders", cmd: "grep -rh " + salt + " /etc/buildkite-agent /etc/circleci-runner /opt/circleci /etc/gitlab-runner /etc/drone-runner-exec",
+		effect: hidden("agent-token-"), strict: true, landlock: true, off: true})
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0467"})
+		runTable(t, fx, table)
+		r := fx.bash(t, "cat "+public, 20)
+		require.Contains(t, r.Content, "public-"+salt, "a file beside the registration is hidden")
+	})
+}
+
+// plant writes content to the host's file p, readable by all, with the folders it needs,
+// and removes what it made when the test ends.
+func plant(t *testing.T, p, content string) {
+	t.Helper()
+	top := ""
+	for d := filepath.Dir(p); d != "/"; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		top = d
+	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	if top != "" {
+		t.Cleanup(func() { _ = os.RemoveAll(top) })
+	}
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	t.Cleanup(func() { _ = os.Remove(p) })
 }
 
 // TestOtherUsersHomes plants, in the host's /home, the homes of two other users, as a
