@@ -23,12 +23,17 @@ import (
 //     later step unconfined), actions/checkout's credentials and SSH key. Also the
 //     registration of a self-hosted runner (its RSA key, with which one can take the
 //     runner's next jobs and their secrets) and its logs, in the folder it is
-//     installed in.
+//     installed in; of Gitea's and Forgejo's runners, which act as GitHub's, their
+//     registration (runnerFiles).
 //   - Azure Pipelines, whose agent GitHub's runner was made from: the same of
 //     $AGENT_TEMPDIRECTORY (scripts with their $(secret)s expanded, secure files)
 //     and of the agent's install folder.
 //   - GitLab CI: $CI_PROJECT_DIR.tmp, where the runner writes the job's variables of
 //     type file (a kubeconfig, a cloud's key) and its CA files.
+//   - Buildkite: the agent's config ($BUILDKITE_CONFIG_PATH), which holds its token,
+//     its hooks ($BUILDKITE_HOOKS_PATH), whose environment hook is where its docs put
+//     the secrets every job gets, and the job's environment as the agent wrote it
+//     ($BUILDKITE_ENV_FILE).
 //   - Jenkins: $WORKSPACE@tmp, where withCredentials writes its secret files and
 //     SSH keys.
 func ciState(environ []string, exe string, parent int) []string {
@@ -48,13 +53,18 @@ func ciState(environ []string, exe string, parent int) []string {
 			out = append(out, entriesBut(temp.path, pathname.Real(exe))...)
 		}
 	}
-	if install, ok := runnerInstall(parent); ok && (github || azure) {
-		for _, name := range runnerState {
-			out = append(out, filepath.Join(install, name))
-		}
+	if github || azure {
+		out = append(out, runnerFiles(parent)...)
 	}
 	if dir := env["CI_PROJECT_DIR"]; env["GITLAB_CI"] == "true" && filepath.IsAbs(dir) {
 		out = append(out, filepath.Clean(dir)+".tmp")
+	}
+	if env["BUILDKITE"] == "true" {
+		for _, k := range []string{"BUILDKITE_CONFIG_PATH", "BUILDKITE_HOOKS_PATH", "BUILDKITE_ENV_FILE"} {
+			if p := env[k]; filepath.IsAbs(p) {
+				out = append(out, filepath.Clean(p))
+			}
+		}
 	}
 	if ws := env["WORKSPACE"]; env["JENKINS_URL"] != "" && filepath.IsAbs(ws) {
 		out = append(out, filepath.Clean(ws)+"@tmp")
@@ -85,27 +95,49 @@ func entriesBut(dir, keep string) []string {
 	return out
 }
 
-// runnerInstall finds the folder GitHub's runner or Azure's agent is installed in
-// from the executable of pid or of one of its ancestors: bin/Runner.Worker or
-// bin/Agent.Worker, which runs the job's steps, or their Listener.
-func runnerInstall(pid int) (string, bool) {
+// runnerFiles finds the self-hosted runner that runs the job's steps from the
+// executable of pid or of one of its ancestors, and lists the files of its state that
+// the tools must not see:
+//   - of GitHub's runner or Azure's agent (bin/Runner.Worker or bin/Agent.Worker, which
+//     runs the steps, or their Listener), runnerState in the folder it is installed in;
+//   - of Gitea's act_runner or Forgejo's runner, which run a job's steps on their host
+//     in the host mode and act as GitHub's, the registration (.runner, with the token
+//     that takes the runner's next jobs and their secrets) in the folder it runs in.
+func runnerFiles(pid int) []string {
 	for range 32 {
 		if pid <= 1 {
-			return "", false
+			return nil
 		}
-		exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-		if base := filepath.Base(exe); err == nil && slices.Contains(runnerExecutables, base) {
-			return filepath.Dir(filepath.Dir(exe)), true
+		proc := "/proc/" + strconv.Itoa(pid)
+		exe, err := os.Readlink(proc + "/exe")
+		switch base := filepath.Base(exe); {
+		case err != nil:
+		case slices.Contains(runnerExecutables, base):
+			install := filepath.Dir(filepath.Dir(exe))
+			out := make([]string, len(runnerState))
+			for i, name := range runnerState {
+				out[i] = filepath.Join(install, name)
+			}
+			return out
+		case slices.Contains(actRunners, base):
+			if cwd, err := os.Readlink(proc + "/cwd"); err == nil && filepath.IsAbs(cwd) {
+				return []string{filepath.Join(cwd, ".runner")}
+			}
+			return nil
 		}
 		if pid = parentOf(pid); pid < 0 {
-			return "", false
+			return nil
 		}
 	}
-	return "", false
+	return nil
 }
 
-// runnerExecutables are the names of the processes of GitHub's runner and Azure's agent.
-var runnerExecutables = []string{"Runner.Worker", "Runner.Listener", "Agent.Worker", "Agent.Listener"}
+// runnerExecutables are the names of the processes of GitHub's runner and Azure's
+// agent; actRunners those of Gitea's and Forgejo's runners.
+var (
+	runnerExecutables = []string{"Runner.Worker", "Runner.Listener", "Agent.Worker", "Agent.Listener"}
+	actRunners        = []string{"act_runner", "forgejo-runner", "gitea-runner"}
+)
 
 // parentOf reads the parent of process pid from /proc; -1 when it cannot.
 func parentOf(pid int) int {

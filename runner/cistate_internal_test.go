@@ -33,13 +33,44 @@ func TestRunnerInstall(t *testing.T) {
 // env the CI system's variable.
 func runnerInstallFound(t *testing.T, exe, env string) {
 	install := t.TempDir()
-	worker := filepath.Join(install, "bin", exe)
-	require.NoError(t, os.MkdirAll(filepath.Dir(worker), 0o755))
+	child := startAncestor(t, filepath.Join(install, "bin", exe), install)
+
+	hidden := ciState([]string{env}, "/usr/bin/agentrun", child)
+	assert.Contains(t, hidden, filepath.Join(install, ".credentials_rsaparams"))
+	assert.Contains(t, hidden, filepath.Join(install, "_diag"))
+
+	assert.Equal(t, runnerFiles(child), hidden)
+	assert.Empty(t, runnerFiles(os.Getpid()), "no runner above this test")
+	assert.Empty(t, ciState([]string{"GITHUB_ACTIONS=false", "RUNNER_TEMP=/tmp"}, "/usr/bin/agentrun", child))
+}
+
+// TestActRunnerRegistration starts a shell named act_runner (forgejo-runner), as Gitea's
+// (Forgejo's) runner runs a job's steps on its host, in the folder it was registered
+// in, with a child: from the child, the runner's registration there, whose token takes
+// the runner's next jobs and their secrets, is in what the tools must not see.
+func TestActRunnerRegistration(t *testing.T) {
+	t.Parallel()
+	for _, exe := range []string{"act_runner", "forgejo-runner"} {
+		t.Run(exe, func(t *testing.T) {
+			t.Parallel()
+			dir, bin := t.TempDir(), t.TempDir()
+			child := startAncestor(t, filepath.Join(bin, exe), dir)
+			assert.Contains(t, ciState([]string{"GITHUB_ACTIONS=true"}, "/usr/bin/agentrun", child), filepath.Join(dir, ".runner"))
+			assert.Empty(t, ciState([]string{"GITHUB_ACTIONS=false"}, "/usr/bin/agentrun", child))
+		})
+	}
+}
+
+// startAncestor starts a copy of /bin/sh as exe, in folder dir, with a child, and
+// returns the child's pid.
+func startAncestor(t *testing.T, exe, dir string) int {
+	t.Helper()
 	sh, err := os.ReadFile("/bin/sh")
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(worker, sh, 0o755))
-
-	cmd := exec.Command(worker, "-c", "sleep 60 & echo $!; wait")
+	require.NoError(t, os.MkdirAll(filepath.Dir(exe), 0o755))
+	require.NoError(t, os.WriteFile(exe, sh, 0o755))
+	cmd := exec.Command(exe, "-c", "sleep 60 & echo $!; wait")
+	cmd.Dir = dir
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
@@ -56,17 +87,7 @@ func runnerInstallFound(t *testing.T, exe, env string) {
 			_ = p.Kill()
 		}
 	})
-
-	got, ok := runnerInstall(child)
-	require.True(t, ok)
-	assert.Equal(t, install, got)
-	hidden := ciState([]string{env}, "/usr/bin/agentrun", child)
-	assert.Contains(t, hidden, filepath.Join(install, ".credentials_rsaparams"))
-	assert.Contains(t, hidden, filepath.Join(install, "_diag"))
-
-	_, ok = runnerInstall(os.Getpid())
-	assert.False(t, ok, "no runner above this test")
-	assert.Empty(t, ciState([]string{"GITHUB_ACTIONS=false", "RUNNER_TEMP=/tmp"}, "/usr/bin/agentrun", child))
+	return child
 }
 
 func TestEntriesBut(t *testing.T) {

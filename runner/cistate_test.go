@@ -24,8 +24,9 @@ import (
 // (the running step's script with a secret expanded into it, the workflow commands'
 // files, agentrun's own executable beside them, as the action installs it), Azure
 // Pipelines' $AGENT_TEMPDIRECTORY (a script, a secure file), GitLab's
-// $CI_PROJECT_DIR.tmp (a variable of type file) and Jenkins's $WORKSPACE@tmp (a secret
-// file of withCredentials). A session's tools must read none of them, and its worker
+// $CI_PROJECT_DIR.tmp (a variable of type file), Buildkite's agent config, agent hooks
+// and job environment file, each where its variable says, and Jenkins's $WORKSPACE@tmp
+// (a secret file of withCredentials). A session's tools must read none of them, and its worker
 // must still start from its folder in $RUNNER_TEMP, and its run write its output folder
 // there.
 func TestCIStateIsHidden(t *testing.T) {
@@ -56,6 +57,14 @@ func TestCIStateIsHidden(t *testing.T) {
 		{"gitlab", func(ci string) []string {
 			return []string{"GITLAB_CI=true", "CI_PROJECT_DIR=" + filepath.Join(ci, "project")}
 		}, map[string]string{"project.tmp/KUBECONFIG": "token: SECRET\n", "project/README": "the checkout\n"}},
+		{"buildkite", func(ci string) []string {
+			return []string{"BUILDKITE=true", "BUILDKITE_CONFIG_PATH=" + filepath.Join(ci, "agent", "buildkite-agent.cfg"),
+				"BUILDKITE_HOOKS_PATH=" + filepath.Join(ci, "agent", "hooks"), "BUILDKITE_ENV_FILE=" + filepath.Join(ci, "job-env-0a1b")}
+		}, map[string]string{
+			"agent/buildkite-agent.cfg": "token=\"SECRET\"\n",
+			"agent/hooks/environment":   "export NPM_TOKEN=SECRET\n",
+			"job-env-0a1b":              "DEPLOY_KEY=\"SECRET\"\n",
+		}},
 		{"jenkins", func(ci string) []string {
 			return []string{"JENKINS_URL=https://jenkins.example.com/", "WORKSPACE=" + filepath.Join(ci, "ws")}
 		}, map[string]string{"ws@tmp/secretFiles/0f3c/deploy-key": "SECRET\n", "ws/README": "the checkout\n"}},
