@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentrun/agentrun/pathname"
 )
 
 // hider masks the hidden paths of a new root being assembled.
@@ -28,14 +30,21 @@ import (
 // the way to it from the bind are pinned (pinTo), so the tools can move neither the
 // mask nor a folder that leads to it.
 type hider struct {
-	root      string          // where the new root is assembled (/newroot)
-	stage     string          // a folder of the setup's own root, never seen by the sandbox
-	devNull   string          // the host's /dev/null
-	mountinfo string          // this process's mountinfo
-	staged    int             // folders staged so far
-	noOverlay bool            // the kernel refused an overlay once: rebuild the rest
-	tops      string          // the tmpfs of the overlays' top layers, once mounted
-	pinned    map[string]bool // folders of writable binds pinned so far (pinTo)
+	root      string // where the new root is assembled (/newroot)
+	stage     string // a folder of the setup's own root, never seen by the sandbox
+	devNull   string // the host's /dev/null
+	mountinfo string // this process's mountinfo
+	// mounts are the mount points of the new root, parents first, as mountinfo lists
+	// them: read the first time an overlay needs them and kept by overlay from then
+	// on, since reading mountinfo again for each hidden folder cost a strict start
+	// about 0.5 ms of its 8 on this VM. Nil when unread, or when a mount the list does
+	// not follow has changed them since.
+	mounts    []string
+	staged    int               // folders staged so far
+	views     map[string]string // the lower layer of each folder overlaid so far
+	noOverlay bool              // the kernel refused an overlay once: rebuild the rest
+	tops      string            // the tmpfs of the overlays' top layers, once mounted
+	pinned    map[string]bool   // folders of writable binds pinned so far (pinTo)
 }
 
 // hide masks hidden in the new root that binds made. A hidden folder that holds binds
@@ -99,6 +108,44 @@ func (h *hider) hideIn(dst string, names []string, exec bool) error {
 	return h.rebuild(dst, mode, names)
 }
 
+// lowerOf is where the lower layer of an overlay on folder dst is bound from: dst, or,
+// in a folder already overlaid, the same folder in that overlay's lower layer. The
+// kernel stacks an overlay on another once, no more, and a layer bound from the new
+// root would be of the overlay above it: ~/.config/configstore's, in ~/.config's
+// overlay in the home's, would be one too many.
+func (h *hider) lowerOf(dst string) string {
+	best := ""
+	for d := range h.views {
+		if below(d, dst) && len(d) > len(best) {
+			best = d
+		}
+	}
+	if best == "" {
+		return dst
+	}
+	return h.views[best] + strings.TrimPrefix(dst, best)
+}
+
+// subtree lists, of mounts (in mountinfo's order, the order they were made in, so
+// parents first), those below mount point m that a recursive bind of m copies: those
+// below the topmost mount on m, the last one listed at m. What lies below a mount that
+// another was stacked over is not reached through m.
+func subtree(mounts []string, m string) []string {
+	top := -1
+	for i, c := range mounts {
+		if c == m {
+			top = i
+		}
+	}
+	var out []string
+	for _, c := range mounts[top+1:] {
+		if strings.HasPrefix(c, m+"/") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // errNoOverlay says the kernel mounted no overlay: nothing was changed.
 var errNoOverlay = errors.New("no overlay")
 
@@ -120,11 +167,19 @@ func (h *hider) view(dst string) (string, error) {
 // holding a whiteout for each of names, below it dst as it was. The mounts that were
 // below dst are bound again on top, since an overlay shows the files of its layers only.
 func (h *hider) overlay(dst string, mode os.FileMode, names []string, exec bool) error {
-	below, err := mountsUnder(h.mountinfo, dst)
-	if err != nil {
-		return err
+	if h.mounts == nil {
+		var err error
+		if h.mounts, err = mountsUnder(h.mountinfo, h.root); err != nil {
+			return err
+		}
 	}
-	view, err := h.view(dst)
+	var below []string
+	for _, m := range h.mounts {
+		if pathname.Within(dst, m) {
+			below = append(below, m)
+		}
+	}
+	view, err := h.view(h.lowerOf(dst))
 	if err != nil {
 		return err
 	}
@@ -144,6 +199,11 @@ func (h *hider) overlay(dst string, mode os.FileMode, names []string, exec bool)
 	if err := unix.Mount("overlay", dst, "overlay", flags, "lowerdir="+top+":"+view); err != nil {
 		return fmt.Errorf("%w: %w", errNoOverlay, err)
 	}
+	if h.views == nil {
+		h.views = map[string]string{}
+	}
+	h.views[dst] = view
+	h.mounts = append(h.mounts, dst)
 	var done []string
 	for _, m := range below {
 		rel, ok := strings.CutPrefix(m, dst+"/")
@@ -152,8 +212,16 @@ func (h *hider) overlay(dst string, mode os.FileMode, names []string, exec bool)
 			continue // dst itself, carried along with a mount above it, or hidden
 		}
 		done = append(done, rel)
-		if err := unix.Mount(filepath.Join(view, rel), m, "", unix.MS_BIND|unix.MS_REC, ""); err != nil && !changedSince(err) {
-			return fmt.Errorf("%s: %w", rel, err)
+		if err := unix.Mount(filepath.Join(view, rel), m, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			if !changedSince(err) {
+				return fmt.Errorf("%s: %w", rel, err)
+			}
+			h.mounts = nil // the host changed what is below: read them again
+			continue
+		}
+		if h.mounts != nil {
+			h.mounts = append(h.mounts, m)
+			h.mounts = append(h.mounts, subtree(below, m)...)
 		}
 	}
 	return nil
@@ -192,6 +260,7 @@ func whiteout(top, name string) error {
 // mounts and their flags), but the hidden names. Entries the host makes later do not
 // appear; one the host replaces leaves the empty entry its bind was on.
 func (h *hider) rebuild(dst string, mode os.FileMode, hidden []string) error {
+	h.mounts = nil // its mounts are not followed in the list
 	view, err := h.view(dst)
 	if err != nil {
 		return err
@@ -262,6 +331,7 @@ const maskTries = 5
 // folder, the host's /dev/null over a file. A path the host removes or replaces while
 // the mount is made is looked at again.
 func (h *hider) mask(p string) error {
+	h.mounts = nil // its mounts are not followed in the list
 	dst := h.root + p
 	var err error
 	for range maskTries {
@@ -311,6 +381,7 @@ func (h *hider) maskOnce(dst string, fi os.FileInfo) error {
 // and binds already below a folder stay in force. A link on the way is left as it is:
 // the path it leads to is hidden (and pinned) in its own right (Spec.Hidden).
 func (h *hider) pinTo(folder, p string) error {
+	h.mounts = nil // its mounts are not followed in the list
 	rel, err := filepath.Rel(folder, filepath.Dir(p))
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return nil // p is directly in folder, or not below it
@@ -352,6 +423,7 @@ func bindsBelow(binds []Bind, p string) []Bind {
 // read-only tmpfs that holds nothing but them, each bound again, with the mounts below
 // it, from where it was mounted.
 func (h *hider) keep(p string, below []Bind) error {
+	h.mounts = nil // its mounts are not followed in the list
 	dst := h.root + p
 	fi, err := os.Lstat(dst)
 	if err != nil || !fi.IsDir() {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 func init() {
 	childScenarios["hide"] = hideChild
 	childScenarios["keep"] = keepChild
+	childScenarios["mountlist"] = mountListChild
 }
 
 // hideChild runs in the namespaces of level strict. It binds $HIDE_DIR/host read-only at
@@ -173,6 +175,124 @@ func TestKeepHidesAllButTheBinds(t *testing.T) {
 	assert.Contains(t, got["write_beside"], "read-only file system", "something can be added beside the kept bind")
 	assert.FileExists(t, filepath.Join(host, "own", "new.txt"), "the write to the kept bind did not reach the host")
 	assert.NoFileExists(t, filepath.Join(host, "new.txt"))
+}
+
+// mountListChild runs in the namespaces of level strict. It binds $HIDE_DIR/host
+// read-only at $HIDE_DIR/new/d with mounts below it: a tmpfs at d/a/t, host/sub bound
+// at d/a/b/m with a tmpfs stacked on it, and a tmpfs at d/c/deep/x with another in it.
+// It hides a name in d, d/a, d/a/b (a folder of an overlay's folder of an overlay's
+// folder, as ~/.config/configstore is) and d/c/deep, parents first, as hide does. It
+// reports whether each was hidden by an overlay, whether the list of mounts the hider
+// kept is what mountinfo lists then, and what it reads.
+func mountListChild() int {
+	dir := os.Getenv("HIDE_DIR")
+	root := filepath.Join(dir, "new")
+	d := filepath.Join(root, "d")
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := bindHostReadOnly(dir, d); err != nil {
+		return fail(err)
+	}
+	for _, m := range []struct{ src, at, fstype string }{
+		{"tmpfs", "a/t", "tmpfs"}, {filepath.Join(dir, "host", "sub"), "a/b/m", ""}, {"tmpfs", "a/b/m", "tmpfs"},
+		{"tmpfs", "c/deep/x", "tmpfs"}, {"tmpfs", "c/deep/x/y", "tmpfs"},
+	} {
+		flags := uintptr(0)
+		if m.fstype == "" {
+			flags = unix.MS_BIND | unix.MS_REC
+		}
+		at := filepath.Join(d, m.at)
+		if err := os.MkdirAll(at, 0o755); err != nil {
+			return fail(err)
+		}
+		if err := unix.Mount(m.src, at, m.fstype, flags, ""); err != nil {
+			return fail(err)
+		}
+		if m.fstype != "" {
+			if err := os.WriteFile(filepath.Join(at, "mark.txt"), []byte(m.at+"\n"), 0o644); err != nil {
+				return fail(err)
+			}
+		}
+	}
+	h := &hider{root: root, stage: filepath.Join(dir, "stage"), devNull: "/dev/null", mountinfo: "/proc/self/mountinfo"}
+	for _, c := range []struct{ dir, name string }{{"", "secret.txt"}, {"a", "hidden-a"}, {"a/b", "hidden-b"}, {"c/deep", "n"}} {
+		if err := h.hideIn(filepath.Join(d, c.dir), []string{c.name}, false); err != nil {
+			return fail(err)
+		}
+	}
+	report("ready", 1)
+	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
+		return fail(err)
+	}
+	report("overlays", !h.noOverlay)
+	read, err := mountsUnder(h.mountinfo, root)
+	if err != nil {
+		return fail(err)
+	}
+	slices.Sort(read)
+	kept := slices.Sorted(slices.Values(h.mounts))
+	report("kept", strings.Join(kept, ","))
+	report("read", strings.Join(read, ","))
+	for _, name := range []string{"a/t/mark.txt", "a/b/m/mark.txt", "c/deep/x/mark.txt", "c/deep/x/y/mark.txt", "secret.txt",
+		"a/hidden-a", "a/b/hidden-b", "a/b/kept.txt", "plain.txt"} {
+		b, err := os.ReadFile(filepath.Join(d, name))
+		if err != nil {
+			report(name, "error "+err.Error())
+			continue
+		}
+		report(name, strings.TrimSpace(string(b)))
+	}
+	return 0
+}
+
+// TestHiderKeepsTheMountList hides names in nested folders that hold mounts, stacked
+// ones among them: each folder is an overlay (before 2026-12-04, the third folder down
+// was one more overlay than the kernel stacks, and it and every folder after it were
+// rebuilt), the list of mounts the hider keeps instead of reading mountinfo for each
+// folder is what mountinfo lists, and the mounts below the hidden folders still show
+// while the hidden names do not.
+func TestHiderKeepsTheMountList(t *testing.T) {
+	if err := Probe().Supports(LevelStrict); err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	host := filepath.Join(dir, "host")
+	for _, d := range []string{"host/a/t", "host/a/b/m", "host/c/deep/x", "host/sub", "new/d", "stage"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	for name, content := range map[string]string{"secret.txt": "secret", "a/hidden-a": "secret", "a/b/hidden-b": "secret",
+		"a/b/kept.txt": "kept", "c/deep/n": "secret", "plain.txt": "plain"} {
+		require.NoError(t, os.WriteFile(filepath.Join(host, name), []byte(content+"\n"), 0o644))
+	}
+	got := runReadyChild(t, "mountlist", func() {}, "HIDE_DIR="+dir)
+	require.Equal(t, "true", got["overlays"], "a folder was rebuilt, not overlaid")
+	require.NotEmpty(t, got["read"])
+	assert.Equal(t, got["read"], got["kept"], "the hider's list is not mountinfo's")
+	assert.Equal(t, "a/t", got["a/t/mark.txt"])
+	assert.Equal(t, "a/b/m", got["a/b/m/mark.txt"])
+	assert.Equal(t, "c/deep/x", got["c/deep/x/mark.txt"])
+	assert.Equal(t, "c/deep/x/y", got["c/deep/x/y/mark.txt"])
+	assert.Equal(t, "plain", got["plain.txt"])
+	assert.Contains(t, got["secret.txt"], "no such file")
+	assert.Contains(t, got["a/hidden-a"], "no such file")
+	assert.Contains(t, got["a/b/hidden-b"], "no such file")
+	assert.Equal(t, "kept", got["a/b/kept.txt"])
+}
+
+func TestSubtree(t *testing.T) {
+	for name, c := range map[string]struct {
+		mounts []string
+		want   []string
+	}{
+		"below":             {[]string{"/r", "/r/x", "/r/x/y", "/r/z"}, []string{"/r/x/y"}},
+		"nothing below":     {[]string{"/r", "/r/x", "/r/xy"}, nil},
+		"stacked on x":      {[]string{"/r/x", "/r/x/y", "/r/x", "/r/x/y", "/r/x/y/z"}, []string{"/r/x/y", "/r/x/y/z"}},
+		"stacked on x only": {[]string{"/r/x", "/r/x/y", "/r/x"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) { assert.Equal(t, c.want, subtree(c.mounts, "/r/x")) })
+	}
 }
 
 // bindHostReadOnly makes this process's mounts private and binds $dir/host read-only at
