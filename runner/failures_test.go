@@ -138,7 +138,7 @@ func mdFailures(t *testing.T, md string) map[string][2]string {
 				block = append(block, strings.TrimPrefix(lines[i], "  "))
 			}
 		}
-		out[m[1]] = [2]string{strings.NewReplacer("&lt;", "<", "&gt;", ">", `\|`, "|").Replace(m[2]), strings.Join(block, "\n")}
+		out[m[1]] = [2]string{strings.NewReplacer("&lt;", "<", "&gt;", ">", `\|`, "|", `\\`, `\`, `\[`, "[", `\]`, "]").Replace(m[2]), strings.Join(block, "\n")}
 	}
 	return out
 }

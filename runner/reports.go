@@ -63,12 +63,15 @@ func statusMark(s protocol.Status) string {
 	}
 }
 
-// mdEscaper makes text safe inside a markdown table cell; it is immutable and safe for
-// concurrent use.
-var mdEscaper = strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;")
+// mdEscaper makes text safe inside a markdown table cell: one line, no HTML, and no
+// link or image, since a message may hold what a server or the model wrote, GitHub
+// fetches a step summary's images as it renders it, and a link there looks like the
+// run's own. It is immutable and safe for concurrent use.
+var mdEscaper = strings.NewReplacer("|", `\|`, "\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;",
+	`\`, `\\`, "[", `\[`, "]", `\]`)
 
-// bannerEscaper makes a warning one line of markdown that holds no HTML.
-var bannerEscaper = strings.NewReplacer("\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;")
+// bannerEscaper makes a warning one line of markdown that holds no HTML, link or image.
+var bannerEscaper = strings.NewReplacer("\r", " ", "\n", " ", "<", "&lt;", ">", "&gt;", `\`, `\\`, "[", `\[`, "]", `\]`)
 
 // mdCell makes text safe inside a markdown table cell.
 func mdCell(s string) string {
