@@ -149,6 +149,11 @@ var sensitiveHome = []string{
 	// Clusters' and access proxies' client keys and certificates: minikube's, Talos's,
 	// Teleport's, smallstep's.
 	".minikube", ".talos", ".tsh", ".step",
+	// Shells' startup files and the session environment's (systemd's, PAM's), where a
+	// developer exports the API keys every shell gets; the tools' non-interactive bash
+	// reads none of them.
+	".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
+	".config/fish/config.fish", ".config/fish/conf.d", ".config/environment.d", ".pam_environment",
 	// The same CI agents installed in the user's home.
 	".buildkite-agent/buildkite-agent.cfg", ".buildkite-agent/hooks", ".gitlab-runner/config.toml",
 	".drone-runner-exec/config",

@@ -142,6 +142,10 @@ var agentCredentials = []string{
 	// agent hooks, whose environment hook exports the secrets of every job.
 	".buildkite-agent/buildkite-agent.cfg", ".buildkite-agent/hooks/environment", ".gitlab-runner/config.toml",
 	".drone-runner-exec/config",
+	// Shells' startup files and the session environment's, where a developer exports
+	// the API keys every shell gets.
+	".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
+	".config/fish/config.fish", ".config/environment.d/keys.conf", ".pam_environment",
 }
 
 // TestAgentCredentials plants a secret in each of agentCredentials in a home the tools
