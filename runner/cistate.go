@@ -36,6 +36,7 @@ import (
 //     ($BUILDKITE_ENV_FILE).
 //   - Jenkins: $WORKSPACE@tmp, where withCredentials writes its secret files and
 //     SSH keys.
+//   - TeamCity: the build's temporary folder and the agent's config (teamcityState).
 func ciState(environ []string, exe string, parent int) []string {
 	env := map[string]string{}
 	for _, kv := range environ {
@@ -69,7 +70,34 @@ func ciState(environ []string, exe string, parent int) []string {
 	if ws := env["WORKSPACE"]; env["JENKINS_URL"] != "" && filepath.IsAbs(ws) {
 		out = append(out, filepath.Clean(ws)+"@tmp")
 	}
+	if env["TEAMCITY_VERSION"] != "" {
+		out = append(out, teamcityState(env["TEAMCITY_BUILD_PROPERTIES_FILE"], exe)...)
+	}
 	return out
+}
+
+// teamcityState lists what the tools of a TeamCity build, whose build properties are
+// the file props, must not see: every entry of the build's temporary folder, which
+// holds that file, but the one on the way to exe (the properties of the build, of its
+// configuration and of its runner hold the values of its password parameters and the
+// build's own credentials for the server, teamcity.auth.password), and the agent's
+// config, which holds the token the agent is known to the server by
+// (authorizationToken): conf/buildAgent.properties in the agent's home, which the
+// build's properties name (agent.home.dir) and which by default holds the temporary
+// folder as temp/buildTmp.
+func teamcityState(props, exe string) []string {
+	if !filepath.IsAbs(props) {
+		return nil
+	}
+	props = filepath.Clean(props)
+	tmp := filepath.Dir(props)
+	home := filepath.Dir(filepath.Dir(tmp))
+	if b, err := os.ReadFile(props); err == nil {
+		if h, ok := javaProperty(b, "agent.home.dir"); ok && filepath.IsAbs(h) {
+			home = filepath.Clean(h)
+		}
+	}
+	return append(entriesBut(tmp, pathname.Real(exe)), filepath.Join(home, "conf", "buildAgent.properties"))
 }
 
 // runnerState are the files of a GitHub Actions runner's or an Azure Pipelines agent's

@@ -26,7 +26,8 @@ import (
 // Pipelines' $AGENT_TEMPDIRECTORY (a script, a secure file), GitLab's
 // $CI_PROJECT_DIR.tmp (a variable of type file), Buildkite's agent config, agent hooks
 // and job environment file, each where its variable says, and Jenkins's $WORKSPACE@tmp
-// (a secret file of withCredentials). A session's tools must read none of them, and its worker
+// (a secret file of withCredentials), and TeamCity's build properties and the agent's
+// config, which holds its token. A session's tools must read none of them, and its worker
 // must still start from its folder in $RUNNER_TEMP, and its run write its output folder
 // there.
 func TestCIStateIsHidden(t *testing.T) {
@@ -68,6 +69,17 @@ func TestCIStateIsHidden(t *testing.T) {
 		{"jenkins", func(ci string) []string {
 			return []string{"JENKINS_URL=https://jenkins.example.com/", "WORKSPACE=" + filepath.Join(ci, "ws")}
 		}, map[string]string{"ws@tmp/secretFiles/0f3c/deploy-key": "SECRET\n", "ws/README": "the checkout\n"}},
+		{"teamcity", func(ci string) []string {
+			return []string{"TEAMCITY_VERSION=2025.07 (build 196783)",
+				"TEAMCITY_BUILD_PROPERTIES_FILE=" + filepath.Join(ci, "agent-temp", "buildTmp", "teamcity.build4815.properties")}
+		}, map[string]string{
+			// The agent's temporary folder is not in its home here (tempDir= of its
+			// config), so that the home is found from the build's properties.
+			"agent/conf/buildAgent.properties":                   "serverUrl=https\\://tc.example.com\nauthorizationToken=SECRET\n",
+			"agent-temp/buildTmp/teamcity.build4815.properties":  "#TeamCity build properties\nagent.home.dir=ROOT/agent\nteamcity.auth.password=SECRET\n",
+			"agent-temp/buildTmp/teamcity.config1623.properties": "deploy.password=SECRET\n",
+			"agent-temp/buildTmp/teamcity.runner42.properties":   "secure\\:password=SECRET\n",
+		}},
 	} {
 		t.Run(ci.name, func(t *testing.T) {
 			t.Parallel()
@@ -77,7 +89,8 @@ func TestCIStateIsHidden(t *testing.T) {
 				for name, content := range ci.files {
 					p := filepath.Join(root, name)
 					require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-					require.NoError(t, os.WriteFile(p, []byte(strings.ReplaceAll(content, "SECRET", secret)), 0o600))
+					content = strings.NewReplacer("SECRET", secret, "ROOT", root).Replace(content)
+					require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
 				}
 				opts := runner.Options{Out: out, Environ: append(os.Environ(), ci.env(root)...)}
 				if ci.name == "github" {
@@ -87,8 +100,12 @@ func TestCIStateIsHidden(t *testing.T) {
 					out = filepath.Join(root, "_temp", "agentrun-out")
 					opts.Out = out
 				}
+				if ci.name == "teamcity" {
+					// The agent gives a build's processes its buildTmp as TMPDIR.
+					opts.Sandbox.TempDir = filepath.Join(root, "agent-temp", "buildTmp")
+				}
 				require.NoError(t, os.MkdirAll(src, 0o755))
-				scripts := scriptsWith(t, "peek", "steps:\n  - tool_calls: [{name: Bash, input: {command: \"grep -r ci-secret "+root+"; ls "+root+"; echo read\"}}]\n  - text: \"Peeked.\"\n")
+				scripts := scriptsWith(t, "peek", "steps:\n  - tool_calls: [{name: Bash, input: {command: \"grep -r ci-secret "+root+"; ls "+root+"; echo ok > ${TMPDIR:-/tmp}/probe && cat ${TMPDIR:-/tmp}/probe && echo read\"}}]\n  - text: \"Peeked.\"\n")
 				opts.Providers = newInProcess(scripts)
 				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, "+
 					"sandbox: {level: %s, readable: [%s]}}\njobs:\n  - {id: peek, model: peek, prompt: Peek.}\n", level, root)
