@@ -181,9 +181,17 @@ func (s Spec) Hidden(extra ...string) []string {
 		}
 	}
 	out = append(out, extra...)
-	for _, p := range out { // the forms appended here are not ranged over again
-		for _, r := range resolvedForms(p) {
-			if !slices.Contains(out, r) {
+	seen := make(map[string]bool, 2*len(out))
+	for _, p := range out {
+		seen[p] = true
+	}
+	// A folder's resolved form, "" where it has none; the forms appended below are not
+	// ranged over again.
+	dirs := map[string]string{}
+	for _, p := range out {
+		for _, r := range resolvedForms(p, dirs) {
+			if !seen[r] {
+				seen[r] = true
 				out = append(out, r)
 			}
 		}
@@ -206,16 +214,25 @@ func (s Spec) holdsOwn(p string) bool {
 }
 
 // resolvedForms are the other paths that name p on the host: with the links of its
-// folder resolved, and p itself resolved where it is a link.
-func resolvedForms(p string) []string {
+// folder resolved, and p itself resolved where it is a link. dirs holds the folders
+// resolved so far (many hidden paths share theirs), and gets p's.
+func resolvedForms(p string, dirs map[string]string) []string {
 	var out []string
-	if dir, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+	dir, ok := dirs[filepath.Dir(p)]
+	if !ok {
+		dir, _ = filepath.EvalSymlinks(filepath.Dir(p))
+		dirs[filepath.Dir(p)] = dir
+	}
+	if dir != "" {
 		if r := filepath.Join(dir, filepath.Base(p)); r != p {
 			out = append(out, r)
 		}
 	}
-	if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
-		out = append(out, r)
+	// Where p is there and no link, its resolved form is the one above.
+	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+			out = append(out, r)
+		}
 	}
 	return out
 }
@@ -324,7 +341,7 @@ func (s Spec) Binds() []Bind {
 // must run on the host.
 func (s Spec) Writes(p string) bool {
 	binds := s.Binds()
-	for _, f := range append([]string{p}, resolvedForms(p)...) {
+	for _, f := range append([]string{p}, resolvedForms(p, map[string]string{})...) {
 		if b, ok := bindOf(binds, f); ok && b.Write {
 			return true
 		}

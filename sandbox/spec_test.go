@@ -66,3 +66,17 @@ func TestHiddenKeepsOwnFolders(t *testing.T) {
 	s.Mode.System = PermRead
 	assert.NotContains(t, s.Hidden(), "/home/bob", "the system read bit shows the machine's credentials")
 }
+
+// BenchmarkHidden is what the runner computes for every session: the hidden paths of a
+// spec whose home is this machine's.
+func BenchmarkHidden(b *testing.B) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		b.Skip(err)
+	}
+	s := Spec{Home: home, Workspace: b.TempDir()}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = s.Hidden("/tmp/agentrun-out")
+	}
+}
