@@ -299,8 +299,9 @@ type SessionStart struct {
 	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
-// Violation is an action of a tool that the sandbox refused: Kind is a stable word
-// ("network_denied", ...), Target what it was aimed at (a host and port, a path).
+// Violation is an action of a tool that the sandbox refused or the runner undid: Kind
+// is a stable word ("network_denied", "git_folder", ...), Target what it was aimed at (a
+// host and port, a path).
 type Violation struct {
 	Kind   string `json:"kind"`
 	Target string `json:"target"`

@@ -154,6 +154,17 @@ func repoConfigs(dir, skip string) []string {
 			break
 		}
 	}
+	for _, p := range nestedWorkTrees(dir, skip) {
+		out = append(out, configsOf(p)...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// nestedWorkTrees are the work trees of the repositories up to nestedDepth folders
+// below dir, not dir's own (not into node_modules, a link, or skip).
+func nestedWorkTrees(dir, skip string) []string {
+	var out []string
 	base := strings.Count(filepath.Clean(dir), "/")
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		switch {
@@ -163,15 +174,14 @@ func repoConfigs(dir, skip string) []string {
 			return filepath.SkipDir
 		}
 		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
-			out = append(out, configsOf(p)...)
+			out = append(out, p)
 		}
 		if strings.Count(p, "/")-base >= nestedDepth {
 			return filepath.SkipDir
 		}
 		return nil
 	})
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // configsOf are the config files of the repository whose work tree is dir: its git

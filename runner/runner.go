@@ -355,6 +355,9 @@ type runState struct {
 	// config holds (checkoutCreds), made once per run by the first session that needs it.
 	checkoutsMu sync.Mutex
 	checkouts   map[string]func() (*checkoutCreds, error)
+	// guards holds, per shared workspace folder, its gitGuard, made once per run.
+	guardsMu sync.Mutex
+	guards   map[string]func() (*gitGuard, error)
 	// userGit is what the user's git configs that hold credentials change for the
 	// tools (scanUser), and ciState the files of the CI system's state for its steps
 	// (ciState), each found once per run.

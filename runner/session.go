@@ -91,6 +91,7 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 			st.r.log.Warn("close worker", zapKey(s.Key), zapErr(err))
 		}
 		res.Sandbox = sb.Info()
+		st.restoreGit(arts, s, ws, res) // the session's tools have ended
 	}()
 	recovered := panics.Try(func() {
 		ws, setupErr = st.prepareWorkspace(sctx, s)
