@@ -315,3 +315,42 @@ func TestOtherUsersHomes(t *testing.T) {
 		require.Contains(t, r.Content, "shared-"+salt, "a file anybody may read is hidden")
 	})
 }
+
+// orchestratorTokens are where container orchestrators put a pod's or a service's
+// credentials, readable by every process of it: Kubernetes' service account token
+// (with which a runner pod of actions-runner-controller's kubernetes mode creates
+// pods), EKS's and Azure's workload identity tokens (exchanged for the cloud role's
+// keys), EKS Pod Identity's, and Docker's and Compose's secrets.
+var orchestratorTokens = []string{
+	"/var/run/secrets/kubernetes.io/serviceaccount/token",
+	"/var/run/secrets/eks.amazonaws.com/serviceaccount/token",
+	"/var/run/secrets/azure/tokens/azure-identity-token",
+	"/var/run/secrets/pods.eks.amazonaws.com/serviceaccount/eks-pod-identity-token",
+	"/run/secrets/db-password",
+}
+
+// TestOrchestratorTokens plants a token in each of orchestratorTokens, readable by all,
+// as a CI job in a Kubernetes pod or a Docker service has them: no tool may read one,
+// at any system digit but read. At level off every one is read: the vector works.
+func TestOrchestratorTokens(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("planting files in /run takes root")
+	}
+	salt := randomHex(8)
+	var table []attempt
+	for i, p := range orchestratorTokens {
+		if _, err := os.Lstat(p); err == nil {
+			t.Skipf("%s is this machine's own", p)
+		}
+		secret := "pod-token-" + strconv.Itoa(i) + "-" + salt
+		plant(t, p, secret+"\n")
+		table = append(table, attempt{name: "cat " + p, cmd: "cat " + p, effect: hidden(secret), strict: true, landlock: true, off: true})
+	}
+	table = append(table, attempt{name: "grep the secrets' folders", cmd: "grep -rh " + salt + " /var/run/secrets /run/secrets",
+		effect: hidden("pod-token-"), strict: true, landlock: true, off: true})
+	for _, mode := range []string{"0467", "0067", "4467"} {
+		levels(t, true, func(t *testing.T, level sandbox.Level) {
+			runTable(t, newFixture(t, level, options{mode: mode}), table)
+		})
+	}
+}
