@@ -19,9 +19,9 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 )
 
-// gitGuard keeps, of the git folders in a workspace that the tools may write (a shared
-// one, the user's checkout; a copy, which the user inspects), what makes the git of
-// whoever works there next run a program: the config (core.fsmonitor, core.hooksPath,
+// gitGuard keeps, of the git folders in a folder that the tools may write (a shared
+// workspace, the user's checkout; a copy, which the user inspects; a writable path),
+// what makes the git of whoever works there next run a program: the config (core.fsmonitor, core.hooksPath,
 // aliases, filters, core.sshCommand, …), the hooks, the info folder (attributes that
 // apply a filter, excludes that keep a file from git status), commondir (which names
 // another folder's config), and the same of the submodules' and worktrees' git
@@ -29,8 +29,7 @@ import (
 // secrets; and no diff the user reviews shows a git folder. The guard saves them
 // before the session's tools run, and puts them back once its tools have ended.
 type gitGuard struct {
-	workspace string
-	folders   []guardedFolder
+	folders []guardedFolder
 }
 
 // guardedFolder is one git folder, and what the guard keeps of it by its path in it.
@@ -86,7 +85,7 @@ func guardedPath(rel string) bool {
 // work tree is workspace and of those checked out inside it (nestedWorkTrees, not into
 // skip), where they lie in workspace.
 func newGitGuard(workspace, skip string) (*gitGuard, error) {
-	g := &gitGuard{workspace: workspace}
+	g := &gitGuard{}
 	for _, tree := range append([]string{workspace}, nestedWorkTrees(workspace, skip)...) {
 		dir := filepath.Join(tree, ".git")
 		info, err := os.Lstat(dir)
@@ -112,9 +111,9 @@ func newGitGuard(workspace, skip string) (*gitGuard, error) {
 	return g, nil
 }
 
-// sharedGuard is the guard of the shared workspace dir, made once per run, before the
-// first session's tools run: the sessions of a shared workspace run at once, and each
-// one's end puts back what was there before any of them.
+// sharedGuard is the guard of dir, a shared workspace or a writable path, made once per
+// run, before the first session's tools run: the sessions that share it run at once,
+// and each one's end puts back what was there before any of them.
 func (st *runState) sharedGuard(dir string) (*gitGuard, error) {
 	st.guardsMu.Lock()
 	guard, ok := st.guards[dir]
@@ -139,11 +138,19 @@ const violationGitFolder = "git_folder"
 // put back ends the session error_sandbox, which fails the run, so that CI's next step,
 // which would run git there, does not run.
 func (st *runState) restoreGit(arts *artifacts, s jobs.Session, ws *workspace, res *protocol.Result) {
-	if ws == nil || ws.guard == nil {
+	if ws == nil {
 		return
 	}
-	changed, err := ws.guard.restore()
+	var changed []string
+	var err error
+	for _, g := range ws.guards {
+		c, gerr := g.restore()
+		changed, err = append(changed, c...), errors.Join(err, gerr)
+	}
 	for _, path := range changed {
+		if rel, rerr := filepath.Rel(ws.dir, path); rerr == nil && pathname.Within(ws.dir, path) {
+			path = rel // the workspace's own, named as in its tools' commands
+		}
 		st.r.log.Warn("the session's tools changed its workspace's git folder, which git would run in the next git command there: agentrun put it back",
 			zapKey(s.Key), zap.String("path", path))
 		v := &protocol.Violation{Kind: violationGitFolder, Target: path}
@@ -215,8 +222,7 @@ func readUpTo(p string, n int64) ([]byte, error) {
 }
 
 // restore puts back what the guard keeps, once no tool of the session runs any more,
-// and returns what it put back (the topmost of each change), named from the
-// workspace. A git folder the tools removed runs nothing; one they replaced by a link
+// and returns what it put back (the topmost of each change). A git folder the tools removed runs nothing; one they replaced by a link
 // or a file ends in errGitFolderReplaced.
 func (g *gitGuard) restore() ([]string, error) {
 	var changed, replaced []string
@@ -235,9 +241,7 @@ func (g *gitGuard) restore() ([]string, error) {
 		}
 		c, err := f.restore()
 		for _, rel := range c {
-			if name, err := filepath.Rel(g.workspace, filepath.Join(f.path, rel)); err == nil {
-				changed = append(changed, name)
-			}
+			changed = append(changed, filepath.Join(f.path, rel))
 		}
 		if err != nil {
 			return changed, fmt.Errorf("git folder %s: %w", f.path, err)

@@ -59,7 +59,8 @@ func TestGitGuardRestore(t *testing.T) {
 	changed, err := g.restore()
 	require.ErrorIs(t, err, errGitFolderReplaced)
 	assert.Contains(t, err.Error(), filepath.Join(ws, "tools", ".git"))
-	assert.ElementsMatch(t, []string{".git/config", ".git/hooks/pre-commit", ".git/hooks/pre-commit.sample", ".git/modules/lib/hooks"}, changed)
+	assert.ElementsMatch(t, []string{filepath.Join(git, "config"), filepath.Join(git, "hooks", "pre-commit"),
+		filepath.Join(git, "hooks", "pre-commit.sample"), filepath.Join(git, "modules", "lib", "hooks")}, changed)
 	assert.NoFileExists(t, filepath.Join(git, "hooks", "pre-commit"))
 	assert.FileExists(t, filepath.Join(git, "hooks", "pre-commit.sample"))
 	assert.NoDirExists(t, filepath.Join(git, "modules", "lib", "hooks"))

@@ -19,7 +19,7 @@ import (
 
 // TestGitFolderIsGuarded lets a session's tools leave, in the git folder of the
 // checkout they work in (a shared workspace, the user's own; a copy, which the user
-// inspects), a program for the git of whoever works there next: the user, or CI's
+// inspects; a writable path), a program for the git of whoever works there next: the user, or CI's
 // next step, unconfined and with the job's secrets. The git folder is not in any diff
 // the user reviews. After the run the user's git (git status, git checkout) must run
 // none of it, the tools' commit must stay, and each thing put back must be a
@@ -46,7 +46,9 @@ func TestGitFolderIsGuarded(t *testing.T) {
 		{name: "the git folder a link", cmd: `mv .git .git-real && git --git-dir=.git-real config core.fsmonitor 'touch {MARK}' && ln -s .git-real .git`,
 			refused: true},
 	} {
-		for _, mode := range []string{"shared", "copy"} {
+		// A writable path: the workspace is a copy of another folder, and the repository
+		// is one the tools may write besides it.
+		for _, mode := range []string{"shared", "copy", "writable"} {
 			t.Run(c.name+"/"+mode, func(t *testing.T) {
 				t.Parallel()
 				confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
@@ -57,11 +59,17 @@ func TestGitFolderIsGuarded(t *testing.T) {
 					git(t, repo, "add", "-A")
 					git(t, repo, "commit", "-q", "-m", "start")
 					cmd := strings.ReplaceAll(c.cmd, "{MARK}", mark) + " && echo done"
+					specDir, sandboxSpec, wsMode := repo, fmt.Sprintf("{level: %s}", level), mode
+					if mode == "writable" {
+						specDir, sandboxSpec, wsMode = filepath.Join(dir, "work"), fmt.Sprintf("{level: %s, writable: [%q]}", level, repo), "copy"
+						require.NoError(t, os.MkdirAll(specDir, 0o755))
+						cmd = "cd " + repo + " && " + cmd
+					}
 					scripts := scriptsWith(t, "tamper", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
 					spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0667\", env: {PATH: /usr/bin:/bin}, "+
-						"sandbox: {level: %s}, workspace: {dir: ., mode: %s}}\njobs:\n  - {id: tamper, model: tamper, prompt: Tamper.}\n", level, mode)
+						"sandbox: %s, workspace: {dir: ., mode: %s}}\njobs:\n  - {id: tamper, model: tamper, prompt: Tamper.}\n", sandboxSpec, wsMode)
 					sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-						Run(context.Background(), writeSpec(t, repo, spec))
+						Run(context.Background(), writeSpec(t, specDir, spec))
 					require.NoError(t, err)
 					require.Len(t, sum.Sessions, 1)
 					results := toolResults(t, out, "tamper")
@@ -91,7 +99,15 @@ func TestGitFolderIsGuarded(t *testing.T) {
 							targets = append(targets, m.Violation.Target)
 						}
 					}
-					assert.ElementsMatch(t, c.restored, targets)
+					want := c.restored
+					if mode == "writable" {
+						// Not the workspace's: named in full.
+						want = nil
+						for _, r := range c.restored {
+							want = append(want, filepath.Join(repo, r))
+						}
+					}
+					assert.ElementsMatch(t, want, targets)
 					if c.restored == nil {
 						assert.Contains(t, userGit(t, ws, "log", "-1", "--format=%s"), "by-the-session", "the session's commit is undone")
 					}

@@ -339,6 +339,18 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 		hidden = append(hidden, absOr(o.InstructionHome))
 	}
 	hidden = append(hidden, st.ciState()...)
+	// The git folders in the writable paths are guarded as a shared workspace's.
+	for _, w := range expandHome(s.Settings.Sandbox.Writable, o.Home) {
+		real, err := filepath.EvalSymlinks(w)
+		if err != nil {
+			continue // not there: no git folder of the user's
+		}
+		guard, err := st.sharedGuard(real)
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		ws.guards = append(ws.guards, guard)
+	}
 	user, err := st.userGit()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)

@@ -37,10 +37,10 @@ type workspace struct {
 	// tools cannot work in it, where they would see a config that holds them.
 	credentials  []string
 	credsRefused error
-	// guard keeps what of the git folders in a shared workspace or a copy would run a
-	// program of the session's in the next git there; nil for a worktree, whose git
-	// folder the tools cannot write.
-	guard *gitGuard
+	// guards keep what of the git folders the tools may write would run a program of
+	// the session's in the next git there: those of a shared workspace or a copy (not
+	// a worktree's, which the tools cannot write) and of the writable paths.
+	guards []*gitGuard
 }
 
 // prepareWorkspace gives s its folder: the spec's folder itself (shared), a fresh copy
@@ -68,9 +68,11 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	default:
 		ws := &workspace{dir: real, mode: mode}
 		ws.credentials, ws.credsRefused = creds.forTools(false)
-		if ws.guard, err = st.sharedGuard(real); err != nil {
+		guard, err := st.sharedGuard(real)
+		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
+		ws.guards = append(ws.guards, guard)
 		return ws, nil
 	}
 	out, err := filepath.Abs(st.r.opts.Out)
@@ -94,9 +96,11 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		}
 		ws := &workspace{dir: dir, mode: mode}
 		ws.credentials, ws.credsRefused = creds.forTools(true)
-		if ws.guard, err = newGitGuard(dir, ""); err != nil {
+		guard, err := newGitGuard(dir, "")
+		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
+		ws.guards = append(ws.guards, guard)
 		return ws, nil
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
