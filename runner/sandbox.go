@@ -479,7 +479,8 @@ func layerNames(ls []sandbox.Layer) []string {
 
 // violation records a refused connection in the session's events.
 func (st *runState) violation(arts *artifacts, s jobs.Session, v netproxy.Violation) {
-	st.r.log.Warn("sandbox refused a connection", zapKey(s.Key), zap.String("kind", v.Kind), zap.String("target", v.Target))
+	// A host the tools named may hold a secret of the session's: masked, as in the streams.
+	st.r.log.Warn("sandbox refused a connection", zapKey(s.Key), zap.String("kind", v.Kind), zap.String("target", arts.redactor.String(v.Target)))
 	if err := writeViolation(arts, v); err != nil {
 		st.r.log.Warn("write sandbox_violation", zapKey(s.Key), zapErr(err))
 	}
