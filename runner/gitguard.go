@@ -151,8 +151,9 @@ func (st *runState) restoreGit(arts *artifacts, s jobs.Session, ws *workspace, r
 		if rel, rerr := filepath.Rel(ws.dir, path); rerr == nil && pathname.Within(ws.dir, path) {
 			path = rel // the workspace's own, named as in its tools' commands
 		}
+		// A name the tools gave may hold a secret of the session's: masked.
 		st.r.log.Warn("the session's tools changed its workspace's git folder, which git would run in the next git command there: agentrun put it back",
-			zapKey(s.Key), zap.String("path", path))
+			zapKey(s.Key), zap.String("path", arts.redactor.String(path)))
 		v := &protocol.Violation{Kind: violationGitFolder, Target: path}
 		if err := arts.Write(protocol.Message{Kind: protocol.KindSandboxViolation, Violation: v}); err != nil {
 			st.r.log.Warn("write sandbox_violation", zapKey(s.Key), zapErr(err))

@@ -11,6 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
@@ -126,4 +129,42 @@ func userGit(t *testing.T, dir string, args ...string) string {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
 	return string(out)
+}
+
+// TestGitFolderGuardMasksSecrets: a name the tools give a file in the git folder may
+// hold a secret of the session's; what the guard puts back is told with it masked, in
+// the log and in the streams, and the file goes.
+func TestGitFolderGuardMasksSecrets(t *testing.T) {
+	t.Parallel()
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		repo, out := filepath.Join(dir, "repo"), filepath.Join(dir, "out")
+		require.NoError(t, os.MkdirAll(repo, 0o755))
+		git(t, repo, "init", "-q")
+		token := "guard-token-" + filepath.Base(dir)
+		scripts := scriptsWith(t, "tamper", "steps:\n  - tool_calls: [{name: Bash, input: {command: \"touch .git/hooks/$GUARD_TOKEN && echo done\"}}]\n  - text: \"Done.\"\n")
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0667\", secrets: [GUARD_TOKEN], env: {PATH: /usr/bin:/bin, GUARD_TOKEN: \"${GUARD_TOKEN:-%s}\"}, "+
+			"sandbox: {level: %s}, workspace: {dir: ., mode: shared}}\njobs:\n  - {id: tamper, model: tamper, prompt: Tamper.}\n", token, level)
+		core, logs := observer.New(zapcore.DebugLevel)
+		_, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Log: zap.New(core),
+			Environ: append(os.Environ(), "GUARD_TOKEN="+token), LookupEnv: func(k string) (string, bool) {
+				if k == "GUARD_TOKEN" {
+					return token, true
+				}
+				return os.LookupEnv(k)
+			}}).Run(context.Background(), writeSpec(t, repo, spec))
+		require.NoError(t, err)
+		require.Contains(t, toolResults(t, out, "tamper")[0].Content, "done")
+		assert.NoFileExists(t, filepath.Join(repo, ".git", "hooks", token))
+		put := logs.FilterMessageSnippet("agentrun put it back").All()
+		require.Len(t, put, 1)
+		assert.NotContains(t, fmt.Sprint(put[0].ContextMap()), token, "LEAK in the log")
+		var targets []string
+		for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "tamper", runner.EventsFile), true) {
+			if m.Kind == protocol.KindSandboxViolation {
+				targets = append(targets, m.Violation.Target)
+			}
+		}
+		require.Len(t, targets, 1)
+		assert.NotContains(t, targets[0], token, "LEAK in the streams")
+	})
 }
