@@ -238,15 +238,7 @@ func TestCIAgentRegistrations(t *testing.T) {
 		t.Skip("planting files in /etc and /opt takes root")
 	}
 	salt := randomHex(8)
-	var table []attempt
-	for i, p := range ciAgentRegistrations {
-		if _, err := os.Lstat(p); err == nil {
-			t.Skipf("%s is this machine's own", p)
-		}
-		secret := "agent-token-" + strconv.Itoa(i) + "-" + salt
-		plant(t, p, "token=\""+secret+"\"\n")
-		table = append(table, attempt{name: "cat " + p, cmd: "cat " + p, effect: hidden(secret), strict: true, landlock: true, off: true})
-	}
+	table := plantTokens(t, ciAgentRegistrations, "agent-token-", salt, func(secret string) string { return "token=\"" + secret + "\"\n" })
 	public := "/etc/buildkite-agent/README"
 	plant(t, public, "public-"+salt+"\n")
 	table = append(table, attempt{name: "grep the agents' folders", cmd: "grep -rh " + salt + " /etc/buildkite-agent /etc/circleci-runner /opt/circleci /etc/gitlab-runner /etc/drone-runner-exec",
@@ -257,6 +249,23 @@ func TestCIAgentRegistrations(t *testing.T) {
 		r := fx.bash(t, "cat "+public, 20)
 		require.Contains(t, r.Content, "public-"+salt, "a file beside the registration is hidden")
 	})
+}
+
+// plantTokens plants in each of paths a token that starts with prefix and ends with
+// salt, in the file's content, and returns the attempts to read each, which every level
+// must hold and level off lets through. A path the machine has of its own skips the test.
+func plantTokens(t *testing.T, paths []string, prefix, salt string, content func(secret string) string) []attempt {
+	t.Helper()
+	var table []attempt
+	for i, p := range paths {
+		if _, err := os.Lstat(p); err == nil {
+			t.Skipf("%s is this machine's own", p)
+		}
+		secret := prefix + strconv.Itoa(i) + "-" + salt
+		plant(t, p, content(secret))
+		table = append(table, attempt{name: "cat " + p, cmd: "cat " + p, effect: hidden(secret), strict: true, landlock: true, off: true})
+	}
+	return table
 }
 
 // plant writes content to the host's file p, readable by all, with the folders it needs,
@@ -331,21 +340,14 @@ var orchestratorTokens = []string{
 
 // TestOrchestratorTokens plants a token in each of orchestratorTokens, readable by all,
 // as a CI job in a Kubernetes pod or a Docker service has them: no tool may read one,
-// at any system digit but read. At level off every one is read: the vector works.
+// at any system digit, read included (the sandbox's /run is its own). At level off
+// every one is read: the vector works.
 func TestOrchestratorTokens(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("planting files in /run takes root")
 	}
 	salt := randomHex(8)
-	var table []attempt
-	for i, p := range orchestratorTokens {
-		if _, err := os.Lstat(p); err == nil {
-			t.Skipf("%s is this machine's own", p)
-		}
-		secret := "pod-token-" + strconv.Itoa(i) + "-" + salt
-		plant(t, p, secret+"\n")
-		table = append(table, attempt{name: "cat " + p, cmd: "cat " + p, effect: hidden(secret), strict: true, landlock: true, off: true})
-	}
+	table := plantTokens(t, orchestratorTokens, "pod-token-", salt, func(secret string) string { return secret + "\n" })
 	table = append(table, attempt{name: "grep the secrets' folders", cmd: "grep -rh " + salt + " /var/run/secrets /run/secrets",
 		effect: hidden("pod-token-"), strict: true, landlock: true, off: true})
 	for _, mode := range []string{"0467", "0067", "4467"} {
