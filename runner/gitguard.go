@@ -133,8 +133,9 @@ func (st *runState) sharedGuard(dir string) (*gitGuard, error) {
 const violationGitFolder = "git_folder"
 
 // restoreGit puts back what the tools of session s changed in its workspace's git
-// folders (gitGuard), once they have all ended: each path put back is a warning in the
-// log and a sandbox_violation in the session's streams. A git folder that cannot be
+// folders (gitGuard), once they have all ended: before the session's checks, which
+// judge the workspace with git, and when its worker has closed. Each path put back is
+// a warning in the log and a sandbox_violation in the session's streams. A git folder that cannot be
 // put back ends the session error_sandbox, which fails the run, so that CI's next step,
 // which would run git there, does not run.
 func (st *runState) restoreGit(arts *artifacts, s jobs.Session, ws *workspace, res *protocol.Result) {

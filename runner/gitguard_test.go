@@ -168,3 +168,45 @@ func TestGitFolderGuardMasksSecrets(t *testing.T) {
 		assert.NotContains(t, targets[0], token, "LEAK in the streams")
 	})
 }
+
+// TestChecksSeeTheGitFolderAsItWas: a job's checks judge the workspace with git, and a
+// session could make git lie to them through its git folder: an entry in
+// .git/info/exclude (or status.showUntrackedFiles=no in the config) keeps the file it
+// left from git status. The checks must see the git folder as it was before the
+// session, and catch the stray file.
+func TestChecksSeeTheGitFolderAsItWas(t *testing.T) {
+	t.Parallel()
+	for name, cmd := range map[string]string{
+		"an exclude":       "echo stray.txt >> .git/info/exclude",
+		"a status setting": "git config status.showUntrackedFiles no",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+				repo, out := filepath.Join(dir, "repo"), filepath.Join(dir, "out")
+				require.NoError(t, os.MkdirAll(repo, 0o755))
+				git(t, repo, "init", "-q")
+				require.NoError(t, os.WriteFile(filepath.Join(repo, ".gitignore"), []byte("/jobs.yaml\n/out/\n"), 0o644))
+				git(t, repo, "add", "-A")
+				git(t, repo, "commit", "-q", "-m", "start")
+				scripts := scriptsWith(t, "stray", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n",
+					"echo left > stray.txt && "+cmd+" && git status --porcelain && echo done"))
+				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, "+
+					"sandbox: {level: %s}, workspace: {dir: ., mode: copy}}\njobs:\n  - id: stray\n    model: stray\n    prompt: Leave a file.\n"+
+					"    checks: [{name: clean, run: 'test -z \"$(git status --porcelain)\"'}]\n", level)
+				sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+					Run(context.Background(), writeSpec(t, repo, spec))
+				require.NoError(t, err)
+				results := toolResults(t, out, "stray")
+				require.Len(t, results, 1)
+				require.Contains(t, results[0].Content, "done")
+				require.NotContains(t, results[0].Content, "stray.txt", "the tools' own git no longer sees the file")
+				var res protocol.Result
+				readJSON(t, filepath.Join(out, runner.SessionsDir, "stray", runner.ResultFile), &res)
+				require.Len(t, res.Checks, 1)
+				assert.False(t, res.Checks[0].Passed, "the check was fooled: %+v", res.Checks[0])
+				assert.Equal(t, protocol.StatusChecks, sum.Sessions[0].Status)
+			})
+		})
+	}
+}

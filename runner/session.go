@@ -170,7 +170,13 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		if err := sb.EndTools(); err != nil {
 			st.r.log.Warn("end the session's tools before its checks", zapKey(s.Key), zapErr(err))
 		}
-		st.runChecks(ctx, s, sb, res)
+		// And they judge it with the git folders as they were: through them the
+		// session could make git lie to a check (an exclude that keeps a file it left
+		// from git status, an fsmonitor hook that reports nothing changed).
+		st.restoreGit(arts, s, ws, res)
+		if res.Status == protocol.StatusSuccess {
+			st.runChecks(ctx, s, sb, res)
+		}
 	}
 	if res.Status == protocol.StatusSuccess && len(s.OutputSchema) > 0 {
 		checkOutput(s, res)
