@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,6 +31,10 @@ import (
 // before the session's tools run, and puts them back once its tools have ended.
 type gitGuard struct {
 	folders []guardedFolder
+	// gitFiles are the .git files of the work trees whose git folder is elsewhere (a
+	// worktree's, a submodule's), by path: one the tools pointed at a repository of
+	// theirs would make the next git, a check's among them, read that one.
+	gitFiles map[string]guardedFile
 }
 
 // guardedFolder is one git folder, and what the guard keeps of it by its path in it.
@@ -85,7 +90,7 @@ func guardedPath(rel string) bool {
 // work tree is workspace and of those checked out inside it (nestedWorkTrees, not into
 // skip), where they lie in workspace.
 func newGitGuard(workspace, skip string) (*gitGuard, error) {
-	g := &gitGuard{}
+	g := &gitGuard{gitFiles: map[string]guardedFile{}}
 	for _, tree := range append([]string{workspace}, nestedWorkTrees(workspace, skip)...) {
 		dir := filepath.Join(tree, ".git")
 		info, err := os.Lstat(dir)
@@ -93,6 +98,14 @@ func newGitGuard(workspace, skip string) (*gitGuard, error) {
 			continue
 		}
 		if !info.IsDir() {
+			if !info.Mode().IsRegular() || !realPath(tree) {
+				continue
+			}
+			b, err := readUpTo(dir, 1<<16)
+			if err != nil {
+				return nil, fmt.Errorf("git file %s: %w", dir, err)
+			}
+			g.gitFiles[dir] = guardedFile{mode: info.Mode() & (fs.ModeType | fs.ModePerm), data: b}
 			// A submodule's or a worktree's: its git folder is elsewhere, under the
 			// modules/ or worktrees/ of one kept here, or out of the tools' hands.
 			if dir, err = gitFileTarget(tree); err != nil || !pathname.Within(workspace, dir) {
@@ -247,6 +260,26 @@ func (g *gitGuard) restore() ([]string, error) {
 		}
 		if err != nil {
 			return changed, fmt.Errorf("git folder %s: %w", f.path, err)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(g.gitFiles)) {
+		tree := filepath.Dir(p)
+		if _, err := os.Lstat(tree); errors.Is(err, fs.ErrNotExist) {
+			continue // a worktree removed after its session, or a folder the tools removed
+		}
+		if !realPath(tree) {
+			replaced = append(replaced, p)
+			continue
+		}
+		was := g.gitFiles[p]
+		if info, err := os.Lstat(p); err == nil && info.Mode()&(fs.ModeType|fs.ModePerm) == was.mode && info.Size() == int64(len(was.data)) {
+			if b, err := readUpTo(p, info.Size()); err == nil && bytes.Equal(b, was.data) {
+				continue
+			}
+		}
+		changed = append(changed, p)
+		if err := writeGuarded(p, was); err != nil {
+			return changed, fmt.Errorf("git file %s: %w", p, err)
 		}
 	}
 	if len(replaced) > 0 {

@@ -25,7 +25,8 @@ func TestGuardedPath(t *testing.T) {
 }
 
 // TestGitGuardRestore: what the tools changed, added, moved or linked in a guarded
-// git folder is put back and nothing else is touched; a git folder whose way goes
+// git folder, and a submodule's .git file they rewrote, is put back and nothing else is
+// touched; a git folder whose way goes
 // through a link the tools made is not written through, and is an error.
 func TestGitGuardRestore(t *testing.T) {
 	t.Parallel()
@@ -52,6 +53,7 @@ func TestGitGuardRestore(t *testing.T) {
 	write(filepath.Join(git, "modules", "lib", "hooks", "post-checkout"), "#!/bin/sh\nevil\n", 0o755)
 	require.NoError(t, os.Chmod(filepath.Join(git, "config"), 0o666))
 	write(filepath.Join(git, "HEAD"), "ref: refs/heads/other\n", 0o644)
+	write(filepath.Join(ws, "lib", ".git"), "gitdir: "+outside+"\n", 0o644)
 	write(filepath.Join(outside, "config"), "[core]\n\tfsmonitor = evil\n", 0o644)
 	require.NoError(t, os.RemoveAll(filepath.Join(ws, "tools", ".git")))
 	require.NoError(t, os.Symlink(outside, filepath.Join(ws, "tools", ".git")))
@@ -60,7 +62,8 @@ func TestGitGuardRestore(t *testing.T) {
 	require.ErrorIs(t, err, errGitFolderReplaced)
 	assert.Contains(t, err.Error(), filepath.Join(ws, "tools", ".git"))
 	assert.ElementsMatch(t, []string{filepath.Join(git, "config"), filepath.Join(git, "hooks", "pre-commit"),
-		filepath.Join(git, "hooks", "pre-commit.sample"), filepath.Join(git, "modules", "lib", "hooks")}, changed)
+		filepath.Join(git, "hooks", "pre-commit.sample"), filepath.Join(git, "modules", "lib", "hooks"), filepath.Join(ws, "lib", ".git")}, changed)
+	assert.Equal(t, "gitdir: ../.git/modules/lib\n", readFileString(t, filepath.Join(ws, "lib", ".git")), "the submodule's .git file")
 	assert.NoFileExists(t, filepath.Join(git, "hooks", "pre-commit"))
 	assert.FileExists(t, filepath.Join(git, "hooks", "pre-commit.sample"))
 	assert.NoDirExists(t, filepath.Join(git, "modules", "lib", "hooks"))
@@ -76,6 +79,12 @@ func TestGitGuardRestore(t *testing.T) {
 	changed, err = g.restore()
 	assert.ErrorIs(t, err, errGitFolderReplaced)
 	assert.Empty(t, changed, "all was put back")
+
+	// A work tree that is gone (a worktree removed after its session) gets no .git file.
+	require.NoError(t, os.RemoveAll(filepath.Join(ws, "lib")))
+	_, err = g.restore()
+	assert.ErrorIs(t, err, errGitFolderReplaced)
+	assert.NoDirExists(t, filepath.Join(ws, "lib"))
 }
 
 func readFileString(t *testing.T, p string) string {

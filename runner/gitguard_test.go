@@ -176,9 +176,14 @@ func TestGitFolderGuardMasksSecrets(t *testing.T) {
 // session, and catch the stray file.
 func TestChecksSeeTheGitFolderAsItWas(t *testing.T) {
 	t.Parallel()
-	for name, cmd := range map[string]string{
-		"an exclude":       "echo stray.txt >> .git/info/exclude",
-		"a status setting": "git config status.showUntrackedFiles no",
+	for name, c := range map[string]struct{ mode, cmd string }{
+		"an exclude":       {"copy", "echo stray.txt >> .git/info/exclude"},
+		"a status setting": {"copy", "git config status.showUntrackedFiles no"},
+		// A worktree's tools cannot write its git folder, in the repository's (readable
+		// here, as a checkout in the external scope is), but can point its .git file at a
+		// repository of their own, where all is committed.
+		"a git file that names another repository": {"worktree", "rm .git && mkdir .cache && git init -q --separate-git-dir=$PWD/.cache/g . && " +
+			"echo .cache >> .cache/g/info/exclude && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm fake"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -190,10 +195,10 @@ func TestChecksSeeTheGitFolderAsItWas(t *testing.T) {
 				git(t, repo, "add", "-A")
 				git(t, repo, "commit", "-q", "-m", "start")
 				scripts := scriptsWith(t, "stray", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n",
-					"echo left > stray.txt && "+cmd+" && git status --porcelain && echo done"))
+					"echo left > stray.txt && "+c.cmd+" && git status --porcelain && echo done"))
 				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, "+
-					"sandbox: {level: %s}, workspace: {dir: ., mode: copy}}\njobs:\n  - id: stray\n    model: stray\n    prompt: Leave a file.\n"+
-					"    checks: [{name: clean, run: 'test -z \"$(git status --porcelain)\"'}]\n", level)
+					"sandbox: {level: %s, readable: [%q]}, workspace: {dir: ., mode: %s}}\njobs:\n  - id: stray\n    model: stray\n    prompt: Leave a file.\n"+
+					"    checks: [{name: clean, run: 's=$(git status --porcelain) && test -z \"$s\"'}]\n", level, repo, c.mode)
 				sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
 					Run(context.Background(), writeSpec(t, repo, spec))
 				require.NoError(t, err)

@@ -38,8 +38,9 @@ type workspace struct {
 	credentials  []string
 	credsRefused error
 	// guards keep what of the git folders the tools may write would run a program of
-	// the session's in the next git there: those of a shared workspace or a copy (not
-	// a worktree's, which the tools cannot write) and of the writable paths.
+	// the session's in the next git there: those of a shared workspace or a copy, a
+	// worktree's .git file (its git folder is the repository's, which the tools cannot
+	// write), and those of the writable paths.
 	guards []*gitGuard
 }
 
@@ -119,6 +120,12 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	}
 	ws := &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir, git: st.git}
 	ws.credentials, ws.credsRefused = creds.forTools(false)
+	// Its git folder is the repository's, out of the tools' hands; its .git file is not.
+	guard, err := newGitGuard(dir, "")
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	ws.guards = append(ws.guards, guard)
 	return ws, nil
 }
 
