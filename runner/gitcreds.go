@@ -254,10 +254,14 @@ func (st *runState) checkoutCreds(ctx context.Context, dir string) (*checkoutCre
 }
 
 // userGit is what the user's git configs that hold credentials change for the tools
-// (scanUser): the files hidden, and the environment that keeps the tools' git from
-// reading them.
+// (scanUser): the files hidden, the environment that points the tools' git at clean
+// copies of them, and those copies, by the variable that names them
+// (GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM), until written (written).
 type userGit struct {
 	hide, env []string
+	clean     map[string][]byte
+	// readable are the written copies, which the tools may read.
+	readable []string
 }
 
 // scanUser finds the credentials in the configs of git that every repository of the
@@ -265,10 +269,11 @@ type userGit struct {
 // system's): CI often writes a token there, as a URL that takes the place of the
 // forge's ([url "https://TOKEN@github.com/"] insteadOf = https://github.com/, for
 // private modules). A config that holds credentials is hidden from the tools whole,
-// with the files it includes that hold them, and their git reads none in its place
-// (GIT_CONFIG_GLOBAL or GIT_CONFIG_SYSTEM /dev/null: under Landlock a file it may
-// not read stops git, which finds it readable by access(2)). Its user's name and email
-// go on in the environment, so that the tools can commit.
+// with the files it includes that hold them. Their git reads a copy without them in
+// its place, made by git as a copy of the checkout's is (cleanConfig), so that their
+// name, email, aliases, settings and safe.directory stay: GIT_CONFIG_GLOBAL names one
+// file for both global configs, which the copy joins in git's order. (Under Landlock a
+// config it may not read stops git, which finds it readable by access(2).)
 func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (userGit, error) {
 	xdg := filepath.Join(home, ".config") // no home: /.config, which is no one's
 	for _, kv := range environ {
@@ -281,12 +286,12 @@ func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (us
 	if home != "" {
 		files = append(files, [2]string{filepath.Join(home, ".gitconfig"), "GIT_CONFIG_GLOBAL"})
 	}
-	var u userGit
-	identity := map[string]string{}
+	u := userGit{clean: map[string][]byte{}}
+	copies := map[string][]byte{} // by variable: the files' contents, clean, in order
 	for _, fo := range files {
 		f, override := fo[0], fo[1]
 		s := newConfigScan(g, home)
-		_, creds, err := s.file(ctx, f)
+		b, creds, err := s.file(ctx, f)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue
@@ -294,28 +299,34 @@ func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (us
 			return userGit{}, fmt.Errorf("git config %s: %w", f, err)
 		}
 		u.hide = append(u.hide, s.included...)
-		if len(creds) == 0 {
-			continue
-		}
-		u.hide = append(u.hide, f)
-		u.env = append(u.env, override+"=/dev/null")
-		for _, e := range s.entries[f] { // later files and entries win, as in git
-			if e.key == "user.name" || e.key == "user.email" {
-				identity[e.key] = e.value
+		if len(creds) > 0 {
+			u.hide = append(u.hide, f)
+			if b, err = g.cleanConfig(ctx, b, s.entries[f], creds); err != nil {
+				return userGit{}, fmt.Errorf("take the credentials out of %s: %w", f, err)
 			}
+			u.clean[override] = nil // one of the files holds credentials
 		}
+		copies[override] = append(append(copies[override], b...), '\n')
 	}
-	for key, names := range map[string][]string{"user.name": {"GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"},
-		"user.email": {"GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"}} {
-		if v, ok := identity[key]; ok {
-			for _, n := range names {
-				u.env = append(u.env, n+"="+v)
-			}
-		}
+	for override := range u.clean {
+		u.clean[override] = copies[override]
 	}
 	slices.Sort(u.hide)
 	u.hide = slices.Compact(u.hide)
+	return u, nil
+}
+
+// written writes the clean copies into folder dir, which the tools cannot otherwise
+// see, and points the tools' git at them.
+func (u userGit) written(dir string) (userGit, error) {
+	for _, override := range slices.Sorted(maps.Keys(u.clean)) {
+		p := filepath.Join(dir, strings.ToLower(strings.TrimPrefix(override, "GIT_CONFIG_"))+".gitconfig")
+		if err := os.WriteFile(p, u.clean[override], 0o644); err != nil {
+			return userGit{}, fmt.Errorf("clean git config: %w", err)
+		}
+		u.env = append(u.env, override+"="+p)
+		u.readable = append(u.readable, p)
+	}
 	slices.Sort(u.env)
-	u.env = slices.Compact(u.env)
 	return u, nil
 }

@@ -166,7 +166,8 @@ func artifactFiles(t *testing.T, out string) []string {
 // TestUserGitConfigCredentials runs a session in a clean repository where the user's
 // global git config holds a token, as CI writes one for private modules (a URL that
 // takes the place of the forge's), and the tools may read the home: no token may reach
-// them, and their git still reads the repository and commits in the user's name.
+// them, and their git still reads the repository, commits in the user's name and has
+// the config's other settings.
 func TestUserGitConfigCredentials(t *testing.T) {
 	t.Parallel()
 	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
@@ -181,8 +182,10 @@ func TestUserGitConfigCredentials(t *testing.T) {
 		git(t, repo, "add", "-A")
 		git(t, repo, "commit", "-q", "-m", "a clean checkout")
 		require.NoError(t, os.WriteFile(filepath.Join(home, ".gitconfig"),
-			[]byte("[user]\n\tname = CI\n\temail = ci@example.com\n[url \"https://"+token+"@github.com/\"]\n\tinsteadOf = https://github.com/\n"), 0o644))
-		cmd := `cat ~/.gitconfig; git config --list --show-origin; git log -1 --format=%s; git var GIT_COMMITTER_IDENT; echo read`
+			[]byte("[user]\n\tname = CI\n\temail = ci@example.com\n[url \"https://"+token+"@github.com/\"]\n\tinsteadOf = https://github.com/\n"+
+				"[alias]\n\thi = !echo hello-from-the-alias\n[core]\n\tabbrev = 11\n"), 0o644))
+		cmd := `cat ~/.gitconfig; git config --list --show-origin; git log -1 --format=%s; git var GIT_COMMITTER_IDENT; ` +
+			`git hi; echo abbrev=$(git config core.abbrev); echo read`
 		scripts := scriptsWith(t, "peek", "steps:\n  - tool_calls: [{name: Bash, input: {command: \""+cmd+"\"}}]\n  - text: \"Peeked.\"\n")
 		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, "+
 			"sandbox: {level: %s}}\njobs:\n  - {id: peek, model: peek, prompt: Peek.}\n", level)
@@ -195,6 +198,8 @@ func TestUserGitConfigCredentials(t *testing.T) {
 		assert.NotContains(t, results[0].Content, token, "LEAK")
 		assert.Contains(t, results[0].Content, "a clean checkout", "the tools' git no longer reads the repository")
 		assert.Contains(t, results[0].Content, "CI <ci@example.com>", "the tools' commits lost the user's name")
+		assert.Contains(t, results[0].Content, "hello-from-the-alias", "the tools' git lost the user's aliases")
+		assert.Contains(t, results[0].Content, "abbrev=11", "the tools' git lost the user's settings")
 		for _, p := range artifactFiles(t, out) {
 			assert.NotContains(t, readFile(t, p), token, "LEAK in %s", p)
 		}

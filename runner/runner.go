@@ -399,7 +399,16 @@ func (r *Runner) newRunState(spec *jobs.Spec, plan *Plan, runLog io.Writer, sess
 		return ciState(r.opts.Environ, absOr(exe), os.Getpid())
 	})
 	st.userGit = sync.OnceValues(func() (userGit, error) {
-		return st.git.scanUser(context.Background(), r.opts.Home, r.opts.Environ)
+		u, err := st.git.scanUser(context.Background(), r.opts.Home, r.opts.Environ)
+		if err != nil || len(u.clean) == 0 {
+			return u, err
+		}
+		// The clean copies go in the run's temporary folder, removed when it ends.
+		dir, err := st.tempRoot()
+		if err != nil {
+			return userGit{}, err
+		}
+		return u.written(dir)
 	})
 	return st
 }
