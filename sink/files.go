@@ -113,11 +113,19 @@ func writeAtomic(path string, data []byte, sync bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
-	tmp, err := createTemp(dir, "."+filepath.Base(path)+".tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	// The room ReserveFile set aside for path, where it did: overwritten, cut to the
+	// data's length, renamed over path.
+	tmp, err := os.OpenFile(reservedName(path), os.O_WRONLY, 0)
+	reserved := err == nil
+	if !reserved {
+		if tmp, err = createTemp(dir, "."+filepath.Base(path)+".tmp"); err != nil {
+			return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+		}
 	}
 	_, werr := tmp.Write(data)
+	if werr == nil && reserved {
+		werr = tmp.Truncate(int64(len(data)))
+	}
 	if werr == nil && sync {
 		werr = tmp.Sync()
 	}
@@ -132,6 +140,32 @@ func writeAtomic(path string, data []byte, sync bool) error {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), werr)
 	}
 	return nil
+}
+
+// ReserveFile sets aside, for a later WriteFile of path, a file of size bytes beside
+// it, its inode and blocks allocated. That write fills it and renames it over path, so
+// it needs no room of the disk up to size: the result of a session that runs when a
+// tool fills the disk still has its room. One write takes it; the next writes as any.
+func ReserveFile(path string, size int64) error {
+	name := reservedName(path)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("reserve %s: %w", filepath.Base(path), err)
+	}
+	err = allocate(f, size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return fmt.Errorf("reserve %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// reservedName is the file ReserveFile sets aside for path.
+func reservedName(path string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".reserved")
 }
 
 // WriteJSON writes v as indented JSON with WriteFile, synced.

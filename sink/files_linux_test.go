@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -88,4 +89,66 @@ func TestStreamKeepsWholeLinesOnAFullDisk(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(line), &v), "line %d of %d is whole: %.80q", i+1, len(lines), line)
 	}
 	assert.Contains(t, lines[len(lines)-1], `"after"`)
+}
+
+// TestWriteFileFillsItsReservedRoom: a file reserved for path before the disk filled
+// (ReserveFile) takes the write of path then, with no byte or inode free: a result
+// written when a tool has filled the disk needs nothing of it. A second write, with
+// the reserve used, fails as any write on a full disk does; one larger than its
+// reserve too, and leaves neither file.
+func TestWriteFileFillsItsReservedRoom(t *testing.T) {
+	for name, opts := range map[string]string{"bytes": "size=1m", "inodes": "size=4m,nr_inodes=8"} {
+		t.Run(name, func(t *testing.T) {
+			if os.Getuid() != 0 {
+				t.Skip("mounting a small disk needs root")
+			}
+			dir := t.TempDir()
+			require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, opts))
+			t.Cleanup(func() { assert.NoError(t, unix.Unmount(dir, unix.MNT_DETACH)) })
+			path, big := filepath.Join(dir, "result.json"), filepath.Join(dir, "big.json")
+			require.NoError(t, sink.ReserveFile(path, 16<<10))
+			require.NoError(t, sink.ReserveFile(big, 4<<10))
+			for i := 0; ; i++ { // fill the disk: bytes, or inodes
+				f, err := os.Create(filepath.Join(dir, "fill"+strconv.Itoa(i)))
+				if err != nil {
+					require.ErrorIs(t, err, syscall.ENOSPC)
+					break
+				}
+				_, err = f.Write(make([]byte, 8<<20))
+				require.NoError(t, f.Close())
+				if err != nil {
+					require.ErrorIs(t, err, syscall.ENOSPC)
+					if name == "bytes" {
+						break
+					}
+				}
+			}
+			data := []byte(strings.Repeat("r", 16<<10)) // the whole reserve: the disk stays full
+			require.NoError(t, sink.NewFiles(nil).WriteFile(path, data, true))
+			got, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, data, got, "the write took the reserve's room, and no more")
+			info, err := os.Stat(path)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o644), info.Mode().Perm())
+
+			assert.Error(t, sink.NewFiles(nil).WriteFile(path, []byte("again"), true), "the reserve is used")
+			assert.Equal(t, data, mustRead(t, path), "the result stays")
+			err = sink.NewFiles(nil).WriteFile(big, data, true)
+			require.ErrorIs(t, err, syscall.ENOSPC, "larger than its reserve")
+			assert.NoFileExists(t, big)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range entries {
+				assert.False(t, strings.HasPrefix(e.Name(), "."), "left behind: %s", e.Name())
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return b
 }
