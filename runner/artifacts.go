@@ -41,6 +41,15 @@ type artifacts struct {
 	full     func() // the disk guard's Stop, told of a write that found the disk full
 }
 
+// resultRoom is the room reserved for a session's result.json in its folder: a result
+// is a few KiB, more with a long final answer or structured output; reportRoom that of
+// each of the run's reports, whose inode matters most (the run's reserve holds the
+// bytes of the larger ones).
+const (
+	resultRoom = 16 << 10
+	reportRoom = 64 << 10
+)
+
 // openArtifacts creates the session's files in dir and the sinks that write them.
 func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *sink.Files) (*artifacts, error) {
 	a := &artifacts{full: st.disk.Stop}
@@ -69,6 +78,12 @@ func (st *runState) openArtifacts(s jobs.Session, dir, sessionID string, files *
 		return nil, a.abort(err)
 	}
 	events.DeferSync() // the run syncs its folder once, when its sessions have ended (syncOut)
+	if st.disk != nil {
+		// The result's own room, which a tool that fills the disk before the session
+		// ends cannot take, as it can take a part of the run's reserve once the guard
+		// gives one up. Where the disk has none left already, the reserve serves.
+		_ = sink.ReserveFile(filepath.Join(dir, ResultFile), resultRoom)
+	}
 	o := st.r.opts
 	prefix := "[" + s.Key + "] "
 	// One text rendering feeds transcript.txt and, each line prefixed with the key,
@@ -145,12 +160,17 @@ func (a *artifacts) close() error {
 	return err
 }
 
-// failedToStart records a session whose folder could not even be prepared.
+// failedToStart records a session whose folder could not even be prepared. One that
+// failed on the full disk of the output folder stops the run, and is cancelled by it as
+// the sessions that were running are.
 func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err error) *protocol.Result {
 	files := st.filesFor(s)
 	res := st.newResult(s, attempt)
 	res.Status, res.IsError = protocol.StatusCrashed, true
 	res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}
+	if sink.DiskFull(err) && st.disk != nil {
+		res.Status, res.Error = protocol.StatusCancelled, &protocol.Error{Kind: protocol.ErrCancelled, Message: st.disk.StoppedBy().Error()}
+	}
 	res.Result = res.Error.Message
 	res = files.Redactor().RedactResult(res)
 	if werr := files.WriteJSONUnsynced(filepath.Join(dir, ResultFile), res); werr != nil {

@@ -61,6 +61,7 @@ type diskGuard struct {
 	log    *zap.Logger
 
 	once  sync.Once
+	cause error // why trip stopped the run, once it did
 	done  chan struct{}
 	ended sync.WaitGroup
 }
@@ -173,8 +174,17 @@ func (g *diskGuard) trip(d diskSpace) {
 			errDiskFull, g.dir, left)
 		g.log.Error("the output folder's disk is full: the run stops", zap.String("out", g.dir),
 			zap.Uint64("free_mib", d.avail>>20), zap.Uint64("free_inodes", d.freeInodes))
+		g.cause = cause
 		g.stop(cause)
 	})
+}
+
+// StoppedBy stops the run, as Stop does, for a write of the run that found the disk
+// full, and returns the run's cause: that of the guard's first stop, which trip's Do
+// has set when Stop returns.
+func (g *diskGuard) StoppedBy() error {
+	g.Stop()
+	return g.cause
 }
 
 // releasePart gives up a quarter of what the reserve holds, at least 4 MiB and 16

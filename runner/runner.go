@@ -258,6 +258,14 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 	}
 	defer st.disk.close() // after the reports, which may need the reserve
 	files.OnFull(st.disk.Full)
+	if st.disk != nil {
+		// The reports' own rooms, as each result has its own (resultRoom): above all
+		// their inodes, which a tool that makes files until none is left, and goes on,
+		// takes from the reserve as soon as the guard gives a part of it up.
+		for _, name := range []string{SummaryFile, SummaryMDFile, JUnitFile, ReportFile, RunFile} {
+			_ = sink.ReserveFile(filepath.Join(r.opts.Out, name), reportRoom)
+		}
+	}
 	st.progress = newProgress(r.opts, len(plan.Run)+len(plan.Reused), plan.Concurrency, r.opts.Now)
 	for _, res := range plan.Reused {
 		st.progress.reused(res)

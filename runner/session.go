@@ -162,6 +162,11 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		res.Status, res.Error, res.StopReason, res.NumTurns = r.Status, r.Error, r.StopReason, r.NumTurns
 		res.DurationAPIMS, res.Usage, res.TotalCostUSD, res.Result = r.DurationAPIMS, r.Usage, r.TotalCostUSD, r.Result
 	}
+	if st.disk != nil && res.Status != protocol.StatusSuccess && (sink.DiskFull(context.Cause(sctx)) || sink.DiskFull(setupErr)) {
+		// The session failed on the output folder's full disk, by whichever of its
+		// writes found it first: it stops the run, and the run's cause names the disk.
+		res.Status, res.Error = protocol.StatusCancelled, &protocol.Error{Kind: protocol.ErrCancelled, Message: st.disk.StoppedBy().Error()}
+	}
 	res.MCPServers = servers.Statuses()
 	if res.Status == protocol.StatusSuccess && ws != nil && sb != nil && len(s.Checks) > 0 {
 		// The checks judge what the session left in its workspace, beside nothing its
