@@ -157,6 +157,14 @@ var sensitiveHome = []string{
 	// The same CI agents installed in the user's home.
 	".buildkite-agent/buildkite-agent.cfg", ".buildkite-agent/hooks", ".gitlab-runner/config.toml",
 	".drone-runner-exec/config",
+	// Other AI tools' keys (llm's, opencode's, aichat's, aider's, Continue's, Qwen
+	// Code's, goose's), data warehouses', more clouds' and secret managers' CLIs, and
+	// a synced shell history (atuin's, with its key).
+	".config/io.datasette.llm/keys.json", ".local/share/opencode/auth.json", ".config/aichat/config.yaml",
+	".aider.conf.yml", ".continue/config.json", ".continue/config.yaml", ".qwen/oauth_creds.json",
+	".config/goose/secrets.yaml", ".dbt/profiles.yml", ".snowflake", ".config/openstack/clouds.yaml",
+	".config/openstack/secure.yaml", ".config/scw", ".config/linode-cli", ".aliyun", ".bluemix", ".doppler",
+	".infisical", ".twilio-cli", ".config/configstore/snyk.json", ".local/share/atuin",
 }
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the

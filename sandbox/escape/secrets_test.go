@@ -146,6 +146,17 @@ var agentCredentials = []string{
 	// the API keys every shell gets.
 	".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zshenv", ".zprofile", ".zlogin",
 	".config/fish/config.fish", ".config/environment.d/keys.conf", ".pam_environment",
+	// Other AI tools' keys: llm's, opencode's, aichat's, aider's, Continue's, Qwen
+	// Code's, goose's.
+	".config/io.datasette.llm/keys.json", ".local/share/opencode/auth.json", ".config/aichat/config.yaml",
+	".aider.conf.yml", ".continue/config.json", ".continue/config.yaml", ".qwen/oauth_creds.json",
+	".config/goose/secrets.yaml",
+	// Data warehouses' and more clouds' and secret managers' CLIs, and a synced shell
+	// history (atuin's, with its key).
+	".dbt/profiles.yml", ".snowflake/connections.toml", ".snowflake/config.toml", ".config/openstack/clouds.yaml",
+	".config/scw/config.yaml", ".config/linode-cli", ".aliyun/config.json", ".bluemix/config.json",
+	".doppler/.doppler.yaml", ".infisical/infisical-config.json", ".twilio-cli/config.json",
+	".config/configstore/snyk.json", ".local/share/atuin/key", ".local/share/atuin/history.db",
 }
 
 // TestAgentCredentials plants a secret in each of agentCredentials in a home the tools
