@@ -226,12 +226,7 @@ func (s Spec) holdsOwn(p string) bool {
 // resolved so far (many hidden paths share theirs), and gets p's.
 func resolvedForms(p string, dirs map[string]string) []string {
 	var out []string
-	dir, ok := dirs[filepath.Dir(p)]
-	if !ok {
-		dir, _ = filepath.EvalSymlinks(filepath.Dir(p))
-		dirs[filepath.Dir(p)] = dir
-	}
-	if dir != "" {
+	if dir := resolvedDir(filepath.Dir(p), dirs); dir != "" {
 		if r := filepath.Join(dir, filepath.Base(p)); r != p {
 			out = append(out, r)
 		}
@@ -243,6 +238,30 @@ func resolvedForms(p string, dirs map[string]string) []string {
 		}
 	}
 	return out
+}
+
+// resolvedDir is folder dir with its links resolved, "" where it is not there: one
+// Lstat by way of its parent's resolved form, which dirs holds or gets (hidden paths
+// share most of their folders' ways).
+func resolvedDir(dir string, dirs map[string]string) string {
+	if r, ok := dirs[dir]; ok {
+		return r
+	}
+	r := dir // the root
+	if parent := filepath.Dir(dir); parent != dir {
+		r = ""
+		if up := resolvedDir(parent, dirs); up != "" {
+			p := filepath.Join(up, filepath.Base(dir))
+			if fi, err := os.Lstat(p); err == nil {
+				r = p
+				if fi.Mode()&os.ModeSymlink != 0 {
+					r, _ = filepath.EvalSymlinks(p) // "" where it leads nowhere
+				}
+			}
+		}
+	}
+	dirs[dir] = r
+	return r
 }
 
 // HiddenInWritable returns the first of hidden that exists inside a folder the tools

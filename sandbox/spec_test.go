@@ -80,3 +80,27 @@ func BenchmarkHidden(b *testing.B) {
 		_ = s.Hidden("/tmp/agentrun-out")
 	}
 }
+
+// TestResolvedDir: a folder resolved by way of its parents' resolved forms is what
+// EvalSymlinks makes of it, "" where that fails: through links absolute and relative,
+// a chain of them, one that leads nowhere, and folders that are not there.
+func TestResolvedDir(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	for _, d := range []string{"real/a/b", "other"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
+	}
+	for link, target := range map[string]string{"abs": filepath.Join(root, "real"), "real/a/rel": "../../other",
+		"chain": "abs", "nowhere": filepath.Join(root, "missing"), "real/a/b/up": ".."} {
+		require.NoError(t, os.Symlink(target, filepath.Join(root, link)))
+	}
+	dirs := map[string]string{}
+	for _, d := range []string{"real/a/b", "abs/a/b", "chain/a/rel", "abs/a/rel/x", "nowhere/x", "missing/y", "real/a/b/up/b/up", "chain"} {
+		p := filepath.Join(root, d)
+		want, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			want = ""
+		}
+		assert.Equal(t, want, resolvedDir(p, dirs), d)
+	}
+}
