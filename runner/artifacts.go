@@ -169,7 +169,7 @@ func (st *runState) failedToStart(s jobs.Session, dir string, attempt int, err e
 	res.Status, res.IsError = protocol.StatusCrashed, true
 	res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: "prepare session folder: " + err.Error()}
 	if sink.DiskFull(err) && st.disk != nil {
-		res.Status, res.Error = protocol.StatusCancelled, &protocol.Error{Kind: protocol.ErrCancelled, Message: st.disk.StoppedBy().Error()}
+		res.Status, res.Error = protocol.StatusCancelled, st.disk.cancelled()
 	}
 	res.Result = res.Error.Message
 	res = files.Redactor().RedactResult(res)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/agentrun/agentrun/protocol"
 )
 
 // ReserveFile is the space a run holds in its output folder for the sessions' results
@@ -179,12 +181,13 @@ func (g *diskGuard) trip(d diskSpace) {
 	})
 }
 
-// StoppedBy stops the run, as Stop does, for a write of the run that found the disk
-// full, and returns the run's cause: that of the guard's first stop, which trip's Do
-// has set when Stop returns.
-func (g *diskGuard) StoppedBy() error {
+// cancelled stops the run, as Stop does, for a session's write that found the disk
+// full before the session could run, and is that session's error: cancelled, with the
+// run's cause (that of the guard's first stop, which trip's Do has set when Stop
+// returns), as the sessions that were running get it.
+func (g *diskGuard) cancelled() *protocol.Error {
 	g.Stop()
-	return g.cause
+	return &protocol.Error{Kind: protocol.ErrCancelled, Message: g.cause.Error()}
 }
 
 // releasePart gives up a quarter of what the reserve holds, at least 4 MiB and 16

@@ -152,6 +152,10 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 	case errors.Is(setupErr, ErrSandbox):
 		res.Status = protocol.StatusSandbox
 		res.Error = &protocol.Error{Kind: protocol.ErrSandbox, Message: setupErr.Error()}
+	case sink.DiskFull(setupErr) && st.disk != nil:
+		// A write of its artifacts (its session_start, its copy) found the output
+		// folder's disk full: the run stops, and its cause names the disk.
+		res.Status, res.Error = protocol.StatusCancelled, st.disk.cancelled()
 	case setupErr != nil:
 		res.Status = protocol.StatusCrashed
 		res.Error = &protocol.Error{Kind: protocol.ErrInternal, Message: setupErr.Error()}
@@ -161,11 +165,6 @@ func (st *runState) attempt(ctx context.Context, s jobs.Session, dir string, att
 		r := ResultOf(sctx, out)
 		res.Status, res.Error, res.StopReason, res.NumTurns = r.Status, r.Error, r.StopReason, r.NumTurns
 		res.DurationAPIMS, res.Usage, res.TotalCostUSD, res.Result = r.DurationAPIMS, r.Usage, r.TotalCostUSD, r.Result
-	}
-	if st.disk != nil && res.Status != protocol.StatusSuccess && (sink.DiskFull(context.Cause(sctx)) || sink.DiskFull(setupErr)) {
-		// The session failed on the output folder's full disk, by whichever of its
-		// writes found it first: it stops the run, and the run's cause names the disk.
-		res.Status, res.Error = protocol.StatusCancelled, &protocol.Error{Kind: protocol.ErrCancelled, Message: st.disk.StoppedBy().Error()}
 	}
 	res.MCPServers = servers.Statuses()
 	if res.Status == protocol.StatusSuccess && ws != nil && sb != nil && len(s.Checks) > 0 {
