@@ -35,6 +35,10 @@ type checkoutCreds struct {
 	// drop are the credential files that CI's steps leave in the checkout itself
 	// (actionFiles): hidden, and left out of a copy.
 	drop []string
+	// trees are the work trees of the repositories checked out inside the folder
+	// (nestedWorkTrees), by their paths in it: the git guard keeps their git folders
+	// too, in the folder or in a copy of it, without walking it again.
+	trees []string
 }
 
 // actionFiles are the names of the credential files that CI's steps write into the
@@ -113,7 +117,8 @@ func (g gitBin) scanCheckout(ctx context.Context, dir, out, home string) (*check
 		}
 		c.drop = append(c.drop, found...)
 	}
-	for _, f := range repoConfigs(dir, out) {
+	c.trees = nestedWorkTrees(dir, out)
+	for _, f := range repoConfigs(dir, c.trees) {
 		s := newConfigScan(g, home)
 		b, creds, err := s.file(ctx, f)
 		if err != nil {
@@ -143,10 +148,9 @@ func (g gitBin) scanCheckout(ctx context.Context, dir, out, home string) (*check
 const nestedDepth = 3
 
 // repoConfigs are the config files of the repository at dir, or of the one that holds
-// dir (a workspace in a folder of CI's checkout), and of those nestedDepth folders
-// below it (not into node_modules, a link, or the run's output folder skip, which a
-// copy leaves out and whose copies of earlier runs are no checkout's).
-func repoConfigs(dir, skip string) []string {
+// dir (a workspace in a folder of CI's checkout), and of those checked out inside it,
+// whose work trees are nested, by their paths in dir (nestedWorkTrees).
+func repoConfigs(dir string, nested []string) []string {
 	out := configsOf(dir)
 	for up := filepath.Dir(dir); len(out) == 0 && up != filepath.Dir(up); up = filepath.Dir(up) {
 		if _, err := os.Lstat(filepath.Join(up, ".git")); err == nil {
@@ -154,15 +158,16 @@ func repoConfigs(dir, skip string) []string {
 			break
 		}
 	}
-	for _, p := range nestedWorkTrees(dir, skip) {
-		out = append(out, configsOf(p)...)
+	for _, rel := range nested {
+		out = append(out, configsOf(filepath.Join(dir, rel))...)
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
 
 // nestedWorkTrees are the work trees of the repositories up to nestedDepth folders
-// below dir, not dir's own (not into node_modules, a link, or skip).
+// below dir, by their paths in it, not dir's own (not into node_modules, a link, or skip: the run's output
+// folder, which a copy leaves out and whose copies of earlier runs are no checkout's).
 func nestedWorkTrees(dir, skip string) []string {
 	var out []string
 	base := strings.Count(filepath.Clean(dir), "/")
@@ -174,7 +179,9 @@ func nestedWorkTrees(dir, skip string) []string {
 			return filepath.SkipDir
 		}
 		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
-			out = append(out, p)
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				out = append(out, rel)
+			}
 		}
 		if strings.Count(p, "/")-base >= nestedDepth {
 			return filepath.SkipDir

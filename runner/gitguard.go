@@ -87,11 +87,12 @@ func guardedPath(rel string) bool {
 }
 
 // newGitGuard saves what the guard keeps of the git folders of the repository whose
-// work tree is workspace and of those checked out inside it (nestedWorkTrees, not into
-// skip), where they lie in workspace.
-func newGitGuard(workspace, skip string) (*gitGuard, error) {
+// work tree is workspace and of those checked out inside it, whose work trees are
+// trees (paths in workspace), where they lie in workspace.
+func newGitGuard(workspace string, trees []string) (*gitGuard, error) {
 	g := &gitGuard{gitFiles: map[string]guardedFile{}}
-	for _, tree := range append([]string{workspace}, nestedWorkTrees(workspace, skip)...) {
+	for _, rel := range append([]string{"."}, trees...) {
+		tree := filepath.Join(workspace, rel)
 		dir := filepath.Join(tree, ".git")
 		info, err := os.Lstat(dir)
 		if err != nil {
@@ -126,15 +127,16 @@ func newGitGuard(workspace, skip string) (*gitGuard, error) {
 
 // sharedGuard is the guard of dir, a shared workspace or a writable path, made once per
 // run, before the first session's tools run: the sessions that share it run at once,
-// and each one's end puts back what was there before any of them.
-func (st *runState) sharedGuard(dir string) (*gitGuard, error) {
+// and each one's end puts back what was there before any of them. trees gives the work
+// trees inside it (newGitGuard), once.
+func (st *runState) sharedGuard(dir string, trees func() []string) (*gitGuard, error) {
 	st.guardsMu.Lock()
 	guard, ok := st.guards[dir]
 	if !ok {
 		if st.guards == nil {
 			st.guards = map[string]func() (*gitGuard, error){}
 		}
-		guard = sync.OnceValues(func() (*gitGuard, error) { return newGitGuard(dir, st.outDir) })
+		guard = sync.OnceValues(func() (*gitGuard, error) { return newGitGuard(dir, trees()) })
 		st.guards[dir] = guard
 	}
 	st.guardsMu.Unlock()

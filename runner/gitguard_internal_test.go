@@ -44,7 +44,7 @@ func TestGitGuardRestore(t *testing.T) {
 	write(filepath.Join(git, "modules", "lib", "config"), "[core]\n", 0o644)
 	write(filepath.Join(ws, "lib", ".git"), "gitdir: ../.git/modules/lib\n", 0o644)
 	write(filepath.Join(ws, "tools", ".git", "config"), "[core]\n", 0o644)
-	g, err := newGitGuard(ws, "")
+	g, err := newGitGuard(ws, nestedWorkTrees(ws, ""))
 	require.NoError(t, err)
 	require.Len(t, g.folders, 2, "the submodule's git folder is the top one's")
 

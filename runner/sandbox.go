@@ -345,7 +345,7 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 		if err != nil {
 			continue // not there: no git folder of the user's
 		}
-		guard, err := st.sharedGuard(real)
+		guard, err := st.sharedGuard(real, func() []string { return nestedWorkTrees(real, st.outDir) })
 		if err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}

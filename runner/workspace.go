@@ -69,7 +69,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	default:
 		ws := &workspace{dir: real, mode: mode}
 		ws.credentials, ws.credsRefused = creds.forTools(false)
-		guard, err := st.sharedGuard(real)
+		guard, err := st.sharedGuard(real, func() []string { return creds.trees })
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
@@ -97,7 +97,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		}
 		ws := &workspace{dir: dir, mode: mode}
 		ws.credentials, ws.credsRefused = creds.forTools(true)
-		guard, err := newGitGuard(dir, "")
+		guard, err := newGitGuard(dir, creds.trees) // the copy's are the checkout's
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
@@ -121,7 +121,9 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	ws := &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir, git: st.git}
 	ws.credentials, ws.credsRefused = creds.forTools(false)
 	// Its git folder is the repository's, out of the tools' hands; its .git file is not.
-	guard, err := newGitGuard(dir, "")
+	// It holds none of the repositories checked out in the checkout, which git does not
+	// track.
+	guard, err := newGitGuard(dir, nil)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
