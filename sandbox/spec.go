@@ -222,8 +222,8 @@ func (s Spec) holdsOwn(p string) bool {
 }
 
 // resolvedForms are the other paths that name p on the host: with the links of its
-// folder resolved, and p itself resolved where it is a link. dirs holds the folders
-// resolved so far (many hidden paths share theirs), and gets p's.
+// folder resolved, and p itself resolved where it is a link. dirs holds the paths
+// resolved so far (many hidden paths share their folders), and gets p's.
 func resolvedForms(p string, dirs map[string]string) []string {
 	var out []string
 	if dir := resolvedDir(filepath.Dir(p), dirs); dir != "" {
@@ -231,18 +231,16 @@ func resolvedForms(p string, dirs map[string]string) []string {
 			out = append(out, r)
 		}
 	}
-	// Where p is there and no link, its resolved form is the one above.
-	if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
-			out = append(out, r)
-		}
+	// Where p is there and no link, this is the form above.
+	if r := resolvedDir(p, dirs); r != "" && r != p && !slices.Contains(out, r) {
+		out = append(out, r)
 	}
 	return out
 }
 
-// resolvedDir is folder dir with its links resolved, "" where it is not there: one
-// Lstat by way of its parent's resolved form, which dirs holds or gets (hidden paths
-// share most of their folders' ways).
+// resolvedDir is path dir (a folder, or a hidden path itself) with its links resolved,
+// "" where it is not there: one Lstat by way of its parent's resolved form, which dirs
+// holds or gets (hidden paths share most of their folders' ways).
 func resolvedDir(dir string, dirs map[string]string) string {
 	if r, ok := dirs[dir]; ok {
 		return r
