@@ -295,6 +295,7 @@ func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (us
 	}
 	u := userGit{clean: map[string][]byte{}}
 	copies := map[string][]byte{} // by variable: the files' contents, clean, in order
+	held := map[string]bool{}     // the variables one of whose files holds credentials
 	for _, fo := range files {
 		f, override := fo[0], fo[1]
 		s := newConfigScan(g, home)
@@ -311,11 +312,11 @@ func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (us
 			if b, err = g.cleanConfig(ctx, b, s.entries[f], creds); err != nil {
 				return userGit{}, fmt.Errorf("take the credentials out of %s: %w", f, err)
 			}
-			u.clean[override] = nil // one of the files holds credentials
+			held[override] = true
 		}
 		copies[override] = append(append(copies[override], b...), '\n')
 	}
-	for override := range u.clean {
+	for override := range held {
 		u.clean[override] = copies[override]
 	}
 	slices.Sort(u.hide)
