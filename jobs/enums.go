@@ -53,7 +53,7 @@ const (
 	WorkspaceShared WorkspaceMode = "shared"
 	// WorkspaceCopy gives each session a private copy of the directory.
 	WorkspaceCopy WorkspaceMode = "copy"
-	// WorkspaceWorktree gives each session a git worktree of the directory's repository.
+	// WorkspaceWorktree gives each session a checkout of the directory's repository at HEAD, with a git folder of its own.
 	WorkspaceWorktree WorkspaceMode = "worktree"
 )
 

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"go.uber.org/zap"
 
@@ -71,6 +70,24 @@ func (c *checkoutCreds) forTools(copied bool) (hide []string, refused error) {
 			"(the tools would read them in %s)", ErrSandbox, strings.Join(seen, "; "))
 	}
 	return hide, refused
+}
+
+// cleanOf is the content without credentials of the config file at path, by any name
+// (a link on the way to it), and false where it holds none.
+func (c *checkoutCreds) cleanOf(path string) ([]byte, bool) {
+	if b, ok := c.clean[path]; ok {
+		return b, true
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, false
+	}
+	for p, b := range c.clean {
+		if r, err := filepath.EvalSymlinks(p); err == nil && r == real {
+			return b, true
+		}
+	}
+	return nil, false
 }
 
 // applyTo writes the clean configs into the copy dst of the folder src, and removes
@@ -236,28 +253,18 @@ func configsOf(dir string) []string {
 
 // checkoutCreds scans the workspace folder dir for credentials once per run.
 func (st *runState) checkoutCreds(ctx context.Context, dir string) (*checkoutCreds, error) {
-	st.checkoutsMu.Lock()
-	scan, ok := st.checkouts[dir]
-	if !ok {
-		if st.checkouts == nil {
-			st.checkouts = map[string]func() (*checkoutCreds, error){}
+	// The first session's context, without its end: the scan serves every session.
+	scanCtx := context.WithoutCancel(ctx)
+	return st.checkouts.get(dir, func() (*checkoutCreds, error) {
+		c, err := st.git.scanCheckout(scanCtx, dir, st.outDir, st.r.opts.Home)
+		if err == nil && len(c.clean)+len(c.hide)+len(c.drop) > 0 {
+			// Said once, so that a push that fails in a session is understood.
+			st.r.log.Info("the workspace's checkout holds credentials (in its git config, or files CI's steps left): the tools get it without them",
+				zap.String("workspace", dir), zap.Strings("configs", slices.Sorted(maps.Keys(c.clean))),
+				zap.Strings("hidden", slices.Concat(c.hide, c.drop)))
 		}
-		// The first session's context, without its end: the scan serves every session.
-		scanCtx := context.WithoutCancel(ctx)
-		scan = sync.OnceValues(func() (*checkoutCreds, error) {
-			c, err := st.git.scanCheckout(scanCtx, dir, st.outDir, st.r.opts.Home)
-			if err == nil && len(c.clean)+len(c.hide)+len(c.drop) > 0 {
-				// Said once, so that a push that fails in a session is understood.
-				st.r.log.Info("the workspace's checkout holds credentials (in its git config, or files CI's steps left): the tools get it without them",
-					zap.String("workspace", dir), zap.Strings("configs", slices.Sorted(maps.Keys(c.clean))),
-					zap.Strings("hidden", slices.Concat(c.hide, c.drop)))
-			}
-			return c, err
-		})
-		st.checkouts[dir] = scan
-	}
-	st.checkoutsMu.Unlock()
-	return scan()
+		return c, err
+	})
 }
 
 // userGit is what the user's git configs that hold credentials change for the tools

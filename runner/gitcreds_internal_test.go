@@ -245,3 +245,26 @@ func TestScanCheckoutOfAFolder(t *testing.T) {
 	assert.Equal(t, []string{outer, inner}, slices.Sorted(maps.Keys(c.clean)),
 		"a repository nestedDepth folders down is found; one deeper is not looked for")
 }
+
+// TestCleanOfByAnyName: the clean content of a config that holds credentials is found
+// by any name of the file, as git names it (a worktree's config, through a link on the
+// way that the scan did not take); another file has none.
+func TestCleanOfByAnyName(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	cfg := filepath.Join(dir, "repo", ".git", "config")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o755))
+	require.NoError(t, os.WriteFile(cfg, []byte("[core]\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "repo", ".git", "other"), []byte("[core]\n"), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(dir, "repo"), filepath.Join(dir, "link")))
+	c := &checkoutCreds{clean: map[string][]byte{cfg: []byte("clean")}}
+	for name, path := range map[string]string{"its own": cfg, "through a link": filepath.Join(dir, "link", ".git", "config")} {
+		b, ok := c.cleanOf(path)
+		assert.True(t, ok, name)
+		assert.Equal(t, "clean", string(b), name)
+	}
+	_, ok := c.cleanOf(filepath.Join(dir, "link", ".git", "other"))
+	assert.False(t, ok)
+	_, ok = c.cleanOf(filepath.Join(dir, "missing"))
+	assert.False(t, ok)
+}

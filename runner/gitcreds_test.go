@@ -76,9 +76,9 @@ func (c checkout) leaked(b string) []string {
 // that CI left with its forge token (a header, a URL and an included file), where the
 // tools may read that file: the token would let the model push to the repository, and
 // it would reach the provider and the artifacts. No token may reach the tools or the
-// artifacts in any workspace mode. A copy comes without them, and its git still works
-// with the config's other settings; a shared or worktree workspace, whose config the
-// tools' git must read, ends error_sandbox before any tool runs, saying what to do.
+// artifacts in any workspace mode. A copy and a worktree come without them, and their
+// git still works with the config's other settings; a shared workspace, whose config
+// the tools' git must read, ends error_sandbox before any tool runs, saying what to do.
 // The user's checkout keeps its credentials for the steps after agentrun.
 func TestCheckoutCredentials(t *testing.T) {
 	t.Parallel()
@@ -113,7 +113,7 @@ func TestCheckoutCredentials(t *testing.T) {
 				require.NoError(t, err)
 				require.Len(t, sum.Sessions, 1)
 				results := toolResults(t, out, "peek")
-				if mode != "copy" {
+				if mode == "shared" {
 					// The tools would see the checkout's own config, which no sandbox
 					// can take from them without taking the repository from git: the
 					// session ends before any tool runs, saying why and what to do.

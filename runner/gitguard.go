@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"go.uber.org/zap"
 
@@ -130,17 +129,7 @@ func newGitGuard(workspace string, trees []string) (*gitGuard, error) {
 // and each one's end puts back what was there before any of them. trees gives the work
 // trees inside it (newGitGuard), once.
 func (st *runState) sharedGuard(dir string, trees func() []string) (*gitGuard, error) {
-	st.guardsMu.Lock()
-	guard, ok := st.guards[dir]
-	if !ok {
-		if st.guards == nil {
-			st.guards = map[string]func() (*gitGuard, error){}
-		}
-		guard = sync.OnceValues(func() (*gitGuard, error) { return newGitGuard(dir, trees()) })
-		st.guards[dir] = guard
-	}
-	st.guardsMu.Unlock()
-	return guard()
+	return st.guards.get(dir, func() (*gitGuard, error) { return newGitGuard(dir, trees()) })
 }
 
 // violationGitFolder is the kind of the sandbox_violation of a path in a workspace's

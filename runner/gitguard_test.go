@@ -176,14 +176,19 @@ func TestGitFolderGuardMasksSecrets(t *testing.T) {
 // session, and catch the stray file.
 func TestChecksSeeTheGitFolderAsItWas(t *testing.T) {
 	t.Parallel()
-	for name, c := range map[string]struct{ mode, cmd string }{
-		"an exclude":       {"copy", "echo stray.txt >> .git/info/exclude"},
-		"a status setting": {"copy", "git config status.showUntrackedFiles no"},
-		// A worktree's tools cannot write its git folder, in the repository's (readable
-		// here, as a checkout in the external scope is), but can point its .git file at a
-		// repository of their own, where all is committed.
-		"a git file that names another repository": {"worktree", "rm .git && mkdir .cache && git init -q --separate-git-dir=$PWD/.cache/g . && " +
-			"echo .cache >> .cache/g/info/exclude && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm fake"},
+	for name, c := range map[string]struct {
+		mode, cmd string
+		replaced  bool // the git folder is replaced by a file: the session ends error_sandbox
+	}{
+		"an exclude":                     {"copy", "echo stray.txt >> .git/info/exclude", false},
+		"a status setting":               {"copy", "git config status.showUntrackedFiles no", false},
+		"an exclude in a worktree":       {"worktree", "echo stray.txt >> .git/info/exclude", false},
+		"a status setting in a worktree": {"worktree", "git config status.showUntrackedFiles no", false},
+		// The tools can replace the worktree's git folder by a .git file that names a
+		// repository of their own, where all is committed. The guard cannot put a git
+		// folder back where a file or a link took its place: the run fails.
+		"a git file that names another repository": {"worktree", "rm -rf .git && mkdir .cache && git init -q --separate-git-dir=$PWD/.cache/g . && " +
+			"echo .cache >> .cache/g/info/exclude && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm fake", true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -208,6 +213,10 @@ func TestChecksSeeTheGitFolderAsItWas(t *testing.T) {
 				require.NotContains(t, results[0].Content, "stray.txt", "the tools' own git no longer sees the file")
 				var res protocol.Result
 				readJSON(t, filepath.Join(out, runner.SessionsDir, "stray", runner.ResultFile), &res)
+				if c.replaced {
+					assert.Equal(t, protocol.StatusSandbox, sum.Sessions[0].Status, "the check was fooled: %+v", res.Checks)
+					return
+				}
 				require.Len(t, res.Checks, 1)
 				assert.False(t, res.Checks[0].Passed, "the check was fooled: %+v", res.Checks[0])
 				assert.Equal(t, protocol.StatusChecks, sum.Sessions[0].Status)

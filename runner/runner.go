@@ -356,16 +356,14 @@ type runState struct {
 	}
 	// rootOnly is what the host lets nobody but root read, listed once per run.
 	rootOnly func() []string
-	// gitMu serializes changes to git worktrees; git is the git they are made with.
-	gitMu sync.Mutex
-	git   gitBin
+	// git is the git that makes worktrees and reads workspaces.
+	git gitBin
 	// checkouts holds, per workspace folder, the scan of the credentials its git
-	// config holds (checkoutCreds), made once per run by the first session that needs it.
-	checkoutsMu sync.Mutex
-	checkouts   map[string]func() (*checkoutCreds, error)
-	// guards holds, per shared workspace folder, its gitGuard, made once per run.
-	guardsMu sync.Mutex
-	guards   map[string]func() (*gitGuard, error)
+	// config holds (checkoutCreds); guards, per shared workspace folder, its gitGuard;
+	// worktrees, per repository, what its worktree workspaces are made from.
+	checkouts perFolder[*checkoutCreds]
+	guards    perFolder[*gitGuard]
+	worktrees perFolder[*worktreeRepo]
 	// userGit is what the user's git configs that hold credentials change for the
 	// tools (scanUser), and ciState the files of the CI system's state for its steps
 	// (ciState), each found once per run.

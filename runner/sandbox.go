@@ -340,7 +340,8 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 	}
 	hidden = append(hidden, st.ciState()...)
 	// The git folders in the writable paths are guarded as a shared workspace's.
-	for _, w := range expandHome(s.Settings.Sandbox.Writable, o.Home) {
+	writable := expandHome(s.Settings.Sandbox.Writable, o.Home)
+	for _, w := range writable {
 		real, err := filepath.EvalSymlinks(w)
 		if err != nil {
 			continue // not there: no git folder of the user's
@@ -356,7 +357,7 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
-		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: slices.Concat(s.Settings.Sandbox.Readable, user.readable),
+		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: slices.Concat(s.Settings.Sandbox.Readable, user.readable, readableOutside(ws.readable, writable)),
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, user.env, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, RootOnly: st.rootOnly(), Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
 		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}
@@ -369,6 +370,16 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 		sb.client.SetRequestEnv(o.Telemetry.ProcessEnv)
 	}
 	return sb, err
+}
+
+// readableOutside are the paths of readable that no writable path holds: at level strict
+// a readable path is a read-only mount, which would take the write from a path the spec
+// made writable (a worktree's object folders, which are those of a repository the
+// spec lets the tools write).
+func readableOutside(readable, writable []string) []string {
+	return slices.DeleteFunc(slices.Clone(readable), func(r string) bool {
+		return slices.ContainsFunc(writable, func(w string) bool { return pathname.Within(w, r) })
+	})
 }
 
 // Planned is the sandbox record of session_start: the level and the layers it puts in

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/sink"
@@ -22,25 +21,23 @@ import (
 type workspace struct {
 	dir  string
 	mode jobs.WorkspaceMode
-	// repo is the repository of a worktree workspace; gitMu serializes the worktree
-	// changes of the run, since git cannot add, prune and remove worktrees of one
-	// repository at once.
-	repo  string
-	gitMu *sync.Mutex
-	// gitDir is the worktree's own folder in the repository's git folder, read
-	// before the session ran: the runner's git names it rather than trusting the
-	// worktree's .git file, which the session may have rewritten.
+	// gitDir is the runner's own copy of a worktree workspace's git folder, made
+	// before the session ran, out of the tools' reach (worktreeRepo.make): the
+	// runner's git reads the worktree through it, not through the .git the session
+	// had in its hands.
 	gitDir string
 	git    gitBin
+	// readable are the folders outside the workspace that the tools' git must read:
+	// a worktree's object folders, which are the repository's.
+	readable []string
 	// credentials are the files of the checkout that hold its credentials for its
 	// forge (checkoutCreds), which the tools must not see; credsRefused says why the
 	// tools cannot work in it, where they would see a config that holds them.
 	credentials  []string
 	credsRefused error
 	// guards keep what of the git folders the tools may write would run a program of
-	// the session's in the next git there: those of a shared workspace or a copy, a
-	// worktree's .git file (its git folder is the repository's, which the tools cannot
-	// write), and those of the writable paths.
+	// the session's in the next git there, or make git lie to the checks: those of a
+	// shared workspace, a copy or a worktree, and those of the writable paths.
 	guards []*gitGuard
 }
 
@@ -104,40 +101,31 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		ws.guards = append(ws.guards, guard)
 		return ws, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	repo, err := st.worktreeRepo(ctx, real, creds)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: worktree of %s: %w", src, err)
+	}
+	private := filepath.Join(out, WorkspacesDir, privateGitDirs, s.Key)
+	if err := removeIfExists(private); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	if err := st.addWorktree(ctx, src, dst); err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+	if err := repo.make(ctx, st.git, dst, private); err != nil {
+		return nil, fmt.Errorf("workspace: worktree of %s: %w", src, err)
 	}
 	dir, err := filepath.EvalSymlinks(dst)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	gitDir, err := worktreeGitDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	ws := &workspace{dir: dir, mode: mode, repo: src, gitMu: &st.gitMu, gitDir: gitDir, git: st.git}
-	ws.credentials, ws.credsRefused = creds.forTools(false)
-	// Its git folder is the repository's, out of the tools' hands; its .git file is not.
-	// It holds none of the repositories checked out in the checkout, which git does not
-	// track.
-	guard, err := newGitGuard(dir, nil)
+	ws := &workspace{dir: dir, mode: mode, gitDir: private, git: st.git, readable: repo.objects}
+	// The worktree's config is a clean copy, as a copy's is; the repository's own
+	// configs are hidden, since the repository may lie where the tools may read.
+	ws.credentials, ws.credsRefused = creds.forTools(true)
+	guard, err := newGitGuard(dir, nil) // a checkout holds no repository of the checkout's
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	ws.guards = append(ws.guards, guard)
 	return ws, nil
-}
-
-// worktreeGitDir reads the git folder of the new worktree dir from its .git file.
-func worktreeGitDir(dir string) (string, error) {
-	p, err := gitFileTarget(dir)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(p)
 }
 
 // gitFileTarget is the git folder that the .git file of the work tree dir names (a
@@ -181,18 +169,6 @@ func worktreeSource(ctx context.Context, dir string) error {
 	return nil
 }
 
-// addWorktree adds a detached worktree of repo's HEAD at dst, after pruning the
-// worktrees whose folders are gone.
-func (st *runState) addWorktree(ctx context.Context, repo, dst string) error {
-	st.gitMu.Lock()
-	defer st.gitMu.Unlock()
-	if _, err := st.git.run(ctx, repo, "worktree", "prune"); err != nil {
-		return err
-	}
-	_, err := st.git.run(ctx, repo, "worktree", "add", "--detach", "--force", dst, "HEAD")
-	return err
-}
-
 // finish saves what a worktree session changed as changes.patch in the session folder
 // and removes the worktree; copies stay for inspection.
 func (w *workspace) finish(sessionDir string, files *sink.Files) error {
@@ -226,15 +202,10 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 	if err := files.WriteFile(filepath.Join(sessionDir, PatchFile), diff, false); err != nil {
 		return err
 	}
-	// The folder goes first, then the repository forgets it: git worktree remove
-	// would read the folder's .git file.
-	if err := os.RemoveAll(w.dir); err != nil {
-		return fmt.Errorf("workspace: %w", err)
-	}
-	w.gitMu.Lock()
-	defer w.gitMu.Unlock()
-	if _, err := w.git.run(ctx, w.repo, "worktree", "prune"); err != nil {
-		return err
+	for _, d := range []string{w.dir, w.gitDir} {
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("workspace: %w", err)
+		}
 	}
 	return partial
 }
@@ -245,8 +216,8 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 var sessionGit = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
 	"-c", "core.untrackedCache=false", "-c", "diff.submodule=short", "-c", "status.submoduleSummary=false"}
 
-// gitWork runs a git command on the worktree w, unconfined, so with the git folder the
-// runner made for it (not whatever the worktree's .git file names now) and sessionGit:
+// gitWork runs a git command on the worktree w, unconfined, so with the runner's copy of
+// its git folder (not whatever the worktree's .git holds now) and sessionGit:
 // the session wrote every file of the worktree, and no command of its may run here.
 func (w *workspace) gitWork(ctx context.Context, args ...string) ([]byte, error) {
 	full := append([]string{"--git-dir=" + w.gitDir, "--work-tree=" + w.dir}, sessionGit...)

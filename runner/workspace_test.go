@@ -193,7 +193,9 @@ func TestWorkspaceRefusedBeforeAnyStart(t *testing.T) {
 const gitEscapeScript = `steps:
   - tool_calls:
       - name: Write
-        input: {path: .git, content: "gitdir: fake\n"}
+        input: {path: .git/commondir, content: "../fake\n"}
+      - name: Write
+        input: {path: .git/config, content: "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = \"touch ../../escaped-fsmonitor.txt; false\"\n[filter \"x\"]\n\tclean = \"touch ../../escaped.txt; cat\"\n"}
       - name: Write
         input: {path: fake/HEAD, content: "ref: refs/heads/main\n"}
       - name: Write
@@ -246,10 +248,10 @@ func toolResults(t *testing.T, out, key string) []protocol.ToolResult {
 	return results
 }
 
-// TestWorktreeRunsNoConfigOfTheSession runs a worktree session that makes its
-// worktree's .git name a repository of its own, configured to run commands (a clean
-// filter, an fsmonitor hook): the runner's git commands on the worktree, which run
-// unconfined, must not run them.
+// TestWorktreeRunsNoConfigOfTheSession runs a worktree session that configures its
+// worktree's git folder to run commands (a clean filter, an fsmonitor hook), and makes it
+// name a repository of its own as its common folder, configured the same: the runner's
+// git commands on the worktree, which run unconfined, must not run them.
 func TestWorktreeRunsNoConfigOfTheSession(t *testing.T) {
 	t.Parallel()
 	dir := newRepo(t, nil)

@@ -1,0 +1,80 @@
+package runner
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agentrun/agentrun/fuzzguard"
+)
+
+func TestParseAlternates(t *testing.T) {
+	for name, c := range map[string]struct {
+		give string
+		want []string
+	}{
+		"absolute":                  {"/srv/repo.git/objects\n", []string{"/srv/repo.git/objects"}},
+		"relative to the folder":    {"../../other/.git/objects", []string{"/a/other/.git/objects"}},
+		"comments and blanks":       {"# a comment\n\n/x/objects\n#/y/objects\n", []string{"/x/objects"}},
+		"several":                   {"/x/objects\n/y/objects\n", []string{"/x/objects", "/y/objects"}},
+		"quoted":                    {`"/with \"quote\"/and\ttab/\303\251"` + "\n", []string{"/with \"quote\"/and\ttab/\u00e9"}},
+		"a space is the path's":     {" /x/objects", []string{"/a/b/objects/ /x/objects"}},
+		"a bad quote names none":    {`"/x\q"` + "\n/y\n", []string{"/y"}},
+		"an empty quote names none": {`""`, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, c.want, parseAlternates([]byte(c.give), "/a/b/objects"))
+		})
+	}
+}
+
+// FuzzParseAlternates: whatever lines are around it, a path that git writes in an
+// alternates file (quoted as git quotes one where it must be) is read back as that
+// path; and every path read is absolute and clean.
+func FuzzParseAlternates(f *testing.F) {
+	f.Add([]byte("# c\n"), "/srv/x.git/objects")
+	f.Fuzz(func(t *testing.T, around []byte, path string) {
+		fuzzguard.Run(len(around)+len(path), func() {
+			for _, p := range parseAlternates(around, "/a/objects") {
+				assert.True(t, filepath.IsAbs(p) && filepath.Clean(p) == p, "%q", p)
+			}
+			if path == "" || strings.ContainsAny(path, "\n\x00") {
+				return
+			}
+			doc := fmt.Sprintf("%s\n%s\n%s", around, quoteC(path), around)
+			want := path
+			if !filepath.IsAbs(want) {
+				want = filepath.Join("/a/objects", want)
+			}
+			assert.Contains(t, parseAlternates([]byte(doc), "/a/objects"), filepath.Clean(want), "%q", doc)
+		})
+	})
+}
+
+// quoteC quotes path as git's quote_c_style does, where git would: one that starts with
+// a quote or # , or holds a control character, a backslash or a byte above 0x7f.
+func quoteC(path string) string {
+	must := path[0] == '"' || path[0] == '#'
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '"' || c == '\\':
+			must = true
+			b.WriteString(`\` + string(c))
+		case c < 0x20 || c >= 0x7f:
+			must = true
+			fmt.Fprintf(&b, `\%03o`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	if !must {
+		return path
+	}
+	return b.String()
+}

@@ -1,0 +1,185 @@
+package runner_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/protocol"
+	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// TestWorktreeGitWorks runs a worktree session whose tools use git as a coding agent
+// does: status, log, add, commit and a branch. Each must work at both levels, the patch
+// must hold the work the session committed (the change from the commit it started at),
+// and the repository must stay as it was: no object, ref or worktree of the session's,
+// and no file the tools tried to put into its object folder.
+func TestWorktreeGitWorks(t *testing.T) {
+	t.Parallel()
+	// clone makes a clone of repo, with a second commit, by git clone's args.
+	clone := func(t *testing.T, dir, repo string, args ...string) string {
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "second.txt"), []byte("2\n"), 0o644))
+		git(t, repo, "add", "-A")
+		git(t, repo, "commit", "-q", "-m", "second")
+		dst := filepath.Join(dir, "clone")
+		git(t, dir, append(args, dst)...)
+		return dst
+	}
+	for name, setup := range map[string]func(t *testing.T, dir, repo string) string{
+		"a repository": func(_ *testing.T, _, repo string) string { return repo },
+		// CI's checkouts: actions/checkout fetches one commit.
+		"a shallow clone": func(t *testing.T, dir, repo string) string {
+			return clone(t, dir, repo, "clone", "-q", "--depth", "1", "file://"+repo)
+		},
+		// Its objects are another repository's too, through its alternates.
+		"a clone that shares objects": func(t *testing.T, dir, repo string) string {
+			return clone(t, dir, repo, "clone", "-q", "--shared", repo)
+		},
+		// The worktree has the files the repository's checkout has.
+		"a sparse checkout": func(t *testing.T, _, repo string) string {
+			require.NoError(t, os.MkdirAll(filepath.Join(repo, "docs"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(repo, "docs", "big.txt"), []byte("big\n"), 0o644))
+			git(t, repo, "add", "-A")
+			git(t, repo, "commit", "-q", "-m", "folder")
+			git(t, repo, "sparse-checkout", "set", "--no-cone", "/*", "!/docs/")
+			require.NoFileExists(t, filepath.Join(repo, "docs", "big.txt"))
+			return repo
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+				testWorktreeGit(t, level, dir, setup(t, dir, newRepo(t, nil)))
+			})
+		})
+	}
+}
+
+// testWorktreeGit runs TestWorktreeGitWorks's session at level in a worktree of repo,
+// with its output folder in dir.
+func testWorktreeGit(t *testing.T, level sandbox.Level, dir, repo string) {
+	objects := filepath.Join(repo, ".git", "objects")
+	subject := strings.TrimSpace(git(t, repo, "log", "-1", "--format=%s"))
+	cmd := "s=$(git status --porcelain) && test -z \"$s\" && echo status-ok; " +
+		"echo new > b.txt && echo bye > hello.txt && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; " +
+		"git branch feature && echo branch-ok; echo log: $(git log --format=%s); git status --porcelain; " +
+		"touch " + objects + "/planted; ls; echo done"
+	scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+	shared := objectFolders(t, objects)
+	if strings.Contains(t.Name(), "shares") {
+		require.Len(t, shared, 2, "the clone shares no objects: the test proves nothing")
+	}
+	t.Helper()
+	before, refs := objectFiles(t, shared), git(t, repo, "for-each-ref")
+	out := filepath.Join(dir, "out")
+	spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}}\n"+
+		"jobs:\n  - {id: agent, model: agent, prompt: Commit it.}\n", level, repo)
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+		Run(context.Background(), writeSpec(t, dir, spec))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 1)
+	assert.Equal(t, protocol.StatusSuccess, sum.Sessions[0].Status, sum.Text())
+	results := toolResults(t, out, "agent")
+	require.Len(t, results, 1)
+	output := results[0].Content
+	require.Contains(t, output, "done")
+	for _, want := range []string{"status-ok", "commit-ok", "branch-ok", "log: work " + subject} {
+		assert.Contains(t, output, want, "the tools' git failed at level %s:\n%s", level, output)
+	}
+	patch := readFile(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile))
+	assert.Contains(t, patch, "b/b.txt", "the committed work is in the patch")
+	assert.Contains(t, patch, "+bye", "the committed work is in the patch")
+	assert.NoFileExists(t, filepath.Join(objects, "planted"), "ESCAPE: the tools wrote the repository's objects")
+	assert.Equal(t, before, objectFiles(t, shared), "the repository's objects changed")
+	assert.Equal(t, refs, git(t, repo, "for-each-ref"), "the repository's refs changed")
+	assert.Equal(t, 1, strings.Count(git(t, repo, "worktree", "list", "--porcelain"), "worktree "), "the repository has a worktree of the session's")
+	assert.Equal(t, "hello world\n", readFile(t, filepath.Join(repo, "hello.txt")))
+	if _, err := os.Stat(filepath.Join(repo, "docs")); err != nil {
+		assert.NotContains(t, output, "\ndocs\n", "the worktree has files the repository's checkout has not")
+	}
+	assert.NoDirExists(t, filepath.Join(out, runner.WorkspacesDir, "agent"), "the worktree is removed")
+}
+
+// objectFolders are a repository's object folder and the one its alternates name.
+func objectFolders(t *testing.T, objects string) []string {
+	t.Helper()
+	out := []string{objects}
+	if b, err := os.ReadFile(filepath.Join(objects, "info", "alternates")); err == nil {
+		out = append(out, strings.TrimSpace(string(b)))
+	}
+	return out
+}
+
+// objectFiles are the paths of the files in object folders.
+func objectFiles(t *testing.T, folders []string) []string {
+	t.Helper()
+	var out []string
+	for _, objects := range folders {
+		require.NoError(t, filepath.WalkDir(objects, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				out = append(out, p)
+			}
+			return err
+		}))
+	}
+	return out
+}
+
+// TestWorktreeOfAWritableRepository: where the spec lets the tools write the repository a
+// worktree is of, the worktree's reading its objects must not take that from them.
+func TestWorktreeOfAWritableRepository(t *testing.T) {
+	t.Parallel()
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		repo := newRepo(t, nil)
+		cmd := "git -C " + repo + " -c user.name=a -c user.email=a@example.com commit -q --allow-empty -m theirs && echo committed"
+		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+		out := filepath.Join(dir, "out")
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s, writable: [%q]}, workspace: {dir: %q, mode: worktree}}\n"+
+			"jobs:\n  - {id: agent, model: agent, prompt: Commit it.}\n", level, repo, repo)
+		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+			Run(context.Background(), writeSpec(t, dir, spec))
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 1)
+		results := toolResults(t, out, "agent")
+		require.Len(t, results, 1)
+		assert.Contains(t, results[0].Content, "committed")
+		assert.Equal(t, "theirs", strings.TrimSpace(git(t, repo, "log", "-1", "--format=%s")))
+	})
+}
+
+// TestWorktreeRunnersGitFolderIsOutOfReach: the runner's git reads a worktree, unconfined,
+// through its own copy of the worktree's git folder, beside the worktree in the output
+// folder. The tools must not reach it, even where they may read the folder that holds the
+// output folder: a config of theirs there would run its fsmonitor hook in the runner.
+func TestWorktreeRunnersGitFolderIsOutOfReach(t *testing.T) {
+	t.Parallel()
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		repo := newRepo(t, nil)
+		out := filepath.Join(dir, "out")
+		marker := filepath.Join(dir, "escaped")
+		private := filepath.Join(out, runner.WorkspacesDir, ".git-private", "agent")
+		cmd := "ls " + filepath.Dir(private) + "; printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n' >> " + private + "/config; " +
+			"cat " + private + "/config; echo done"
+		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, sandbox: {level: %s, readable: [%q]}, workspace: {dir: %q, mode: worktree}}\n"+
+			"jobs:\n  - {id: agent, model: agent, prompt: Reach it.}\n", level, dir, repo)
+		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+			Run(context.Background(), writeSpec(t, dir, spec))
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 1)
+		results := toolResults(t, out, "agent")
+		require.Len(t, results, 1)
+		require.Contains(t, results[0].Content, "done")
+		assert.NotContains(t, results[0].Content, "repositoryformatversion", "LEAK: the tools read the runner's git folder")
+		assert.NoFileExists(t, marker, "ESCAPE: the runner's git ran the session's config")
+		assert.FileExists(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile))
+	})
+}
