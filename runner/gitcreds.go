@@ -208,6 +208,20 @@ func nestedWorkTrees(dir, skip string) []string {
 	return out
 }
 
+// commonDir is the common git folder of the git folder gitDir: the one its commondir
+// file names (a linked worktree's), or gitDir itself.
+func commonDir(gitDir string) string {
+	b, err := os.ReadFile(filepath.Join(gitDir, "commondir"))
+	if err != nil {
+		return gitDir
+	}
+	common := strings.TrimSpace(string(b))
+	if !filepath.IsAbs(common) {
+		common = filepath.Join(gitDir, common)
+	}
+	return filepath.Clean(common)
+}
+
 // configsOf are the config files of the repository whose work tree is dir: its git
 // folder's (a folder .git, or the folder a .git file names, and the common one it
 // shares with the other worktrees), the worktrees' and the submodules' under modules/.
@@ -222,12 +236,7 @@ func configsOf(dir string) []string {
 			return nil
 		}
 	}
-	common := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		if common = strings.TrimSpace(string(b)); !filepath.IsAbs(common) {
-			common = filepath.Join(gitDir, common)
-		}
-	}
+	common := commonDir(gitDir)
 	var out []string
 	for _, root := range slices.Compact([]string{filepath.Clean(common), filepath.Clean(gitDir)}) {
 		out = append(out, filepath.Join(root, "config"), filepath.Join(root, "config.worktree"))

@@ -132,6 +132,20 @@ func (st *runState) sharedGuard(dir string, trees func() []string) (*gitGuard, e
 	return st.guards.get(dir, func() (*gitGuard, error) { return newGitGuard(dir, trees()) })
 }
 
+// folderGuard is the guard of the git folder dir itself, made once per run, before the
+// first session's tools run: the common git folder of a shared workspace whose .git file
+// names one outside it (a linked worktree's, a submodule's), which its tools write as
+// they write a checkout's own.
+func (st *runState) folderGuard(dir string) (*gitGuard, error) {
+	return st.guards.get(dir, func() (*gitGuard, error) {
+		files, err := scanGuarded(dir, nil)
+		if err != nil {
+			return nil, fmt.Errorf("git folder %s: %w", dir, err)
+		}
+		return &gitGuard{folders: []guardedFolder{{path: dir, files: files}}, gitFiles: map[string]guardedFile{}}, nil
+	})
+}
+
 // violationGitFolder is the kind of the sandbox_violation of a path in a workspace's
 // git folder that the session's tools changed and the guard put back.
 const violationGitFolder = "git_folder"

@@ -360,10 +360,10 @@ type runState struct {
 	git gitBin
 	// checkouts holds, per workspace folder, the scan of the credentials its git
 	// config holds (checkoutCreds); guards, per shared workspace folder, its gitGuard;
-	// worktrees, per repository, what its worktree workspaces are made from.
-	checkouts perFolder[*checkoutCreds]
-	guards    perFolder[*gitGuard]
-	worktrees perFolder[*worktreeRepo]
+	// gitSources, per work tree, what its workspaces' own git folders are made from.
+	checkouts  perFolder[*checkoutCreds]
+	guards     perFolder[*gitGuard]
+	gitSources perFolder[*gitSource]
 	// userGit is what the user's git configs that hold credentials change for the
 	// tools (scanUser), and ciState the files of the CI system's state for its steps
 	// (ciState), each found once per run.

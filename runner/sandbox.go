@@ -357,7 +357,7 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
-		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: s.Settings.Sandbox.Writable, Readable: slices.Concat(s.Settings.Sandbox.Readable, user.readable, readableOutside(ws.readable, writable)),
+		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: slices.Concat(s.Settings.Sandbox.Writable, ws.writable), Readable: slices.Concat(s.Settings.Sandbox.Readable, user.readable, readableOutside(ws.readable, writable)),
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, user.env, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, RootOnly: st.rootOnly(), Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
 		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}

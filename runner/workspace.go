@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentrun/agentrun/jobs"
+	"github.com/agentrun/agentrun/pathname"
 	"github.com/agentrun/agentrun/sink"
 )
 
@@ -22,14 +23,16 @@ type workspace struct {
 	dir  string
 	mode jobs.WorkspaceMode
 	// gitDir is the runner's own copy of a worktree workspace's git folder, made
-	// before the session ran, out of the tools' reach (worktreeRepo.make): the
+	// before the session ran, out of the tools' reach (gitSource.checkout): the
 	// runner's git reads the worktree through it, not through the .git the session
 	// had in its hands.
 	gitDir string
 	git    gitBin
 	// readable are the folders outside the workspace that the tools' git must read:
-	// a worktree's object folders, which are the repository's.
-	readable []string
+	// the object folders of a worktree and of a copy with a git folder of its own,
+	// which are the repository's. writable are those it must write: the git folder
+	// of a shared workspace whose .git file names one outside it.
+	readable, writable []string
 	// credentials are the files of the checkout that hold its credentials for its
 	// forge (checkoutCreds), which the tools must not see; credsRefused says why the
 	// tools cannot work in it, where they would see a config that holds them.
@@ -71,6 +74,16 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 		ws.guards = append(ws.guards, guard)
+		if common := outsideGitDir(real); common != "" {
+			// A linked worktree or a submodule: the tools' git works in its git
+			// folder, elsewhere, as it does in a checkout's own, and it is guarded
+			// as that is.
+			if guard, err = st.folderGuard(common); err != nil {
+				return nil, fmt.Errorf("workspace: %w", err)
+			}
+			ws.guards = append(ws.guards, guard)
+			ws.writable = []string{common}
+		}
 		return ws, nil
 	}
 	out, err := filepath.Abs(st.r.opts.Out)
@@ -93,6 +106,19 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
 		ws := &workspace{dir: dir, mode: mode}
+		if info, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && info.Mode().IsRegular() {
+			// A linked worktree's or a submodule's copy: its .git file names the
+			// original's git folder, which the tools cannot see, or would share
+			// with the original.
+			repo, err := st.gitSource(ctx, real, creds)
+			if err == nil {
+				err = repo.own(dir)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("workspace: copy %s: git folder: %w", src, err)
+			}
+			ws.readable = repo.objects
+		}
 		ws.credentials, ws.credsRefused = creds.forTools(true)
 		guard, err := newGitGuard(dir, creds.trees) // the copy's are the checkout's
 		if err != nil {
@@ -101,7 +127,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		ws.guards = append(ws.guards, guard)
 		return ws, nil
 	}
-	repo, err := st.worktreeRepo(ctx, real, creds)
+	repo, err := st.gitSource(ctx, real, creds)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: worktree of %s: %w", src, err)
 	}
@@ -109,7 +135,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err := removeIfExists(private); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	if err := repo.make(ctx, st.git, dst, private); err != nil {
+	if err := repo.checkout(ctx, st.git, dst, private); err != nil {
 		return nil, fmt.Errorf("workspace: worktree of %s: %w", src, err)
 	}
 	dir, err := filepath.EvalSymlinks(dst)
@@ -126,6 +152,25 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	}
 	ws.guards = append(ws.guards, guard)
 	return ws, nil
+}
+
+// outsideGitDir is the common git folder of the work tree dir, with its links resolved,
+// where the .git file of dir names one outside dir (a linked worktree's, a submodule's);
+// "" where dir has its own, or none.
+func outsideGitDir(dir string) string {
+	info, err := os.Lstat(filepath.Join(dir, ".git"))
+	if err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	target, err := gitFileTarget(dir)
+	if err != nil {
+		return ""
+	}
+	common, err := filepath.EvalSymlinks(commonDir(target))
+	if err != nil || pathname.Within(dir, common) {
+		return ""
+	}
+	return common
 }
 
 // gitFileTarget is the git folder that the .git file of the work tree dir names (a

@@ -183,3 +183,118 @@ func TestWorktreeRunnersGitFolderIsOutOfReach(t *testing.T) {
 		assert.FileExists(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile))
 	})
 }
+
+// TestCopyHasItsOwnGit: a copy of a work tree whose git folder lies elsewhere (a linked
+// worktree's, a submodule's, whose .git file names it) has its git as the original has
+// it, at both levels: its branch, its history, its uncommitted change, and a commit of
+// the session's, which stays in the copy. The repository, and the original's index,
+// stay as they were.
+func TestCopyHasItsOwnGit(t *testing.T) {
+	t.Parallel()
+	for name, setup := range map[string]func(t *testing.T, dir, repo string) (tree, gitDir string){
+		"a linked worktree": func(t *testing.T, dir, repo string) (string, string) {
+			tree := filepath.Join(dir, "feature")
+			git(t, repo, "worktree", "add", "-q", "-b", "feature", tree)
+			return tree, filepath.Join(repo, ".git", "worktrees", "feature")
+		},
+		"a submodule": func(t *testing.T, dir, repo string) (string, string) {
+			super := filepath.Join(dir, "super")
+			require.NoError(t, os.Mkdir(super, 0o755))
+			git(t, super, "init", "-q")
+			git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", repo, "sub")
+			git(t, super, "commit", "-q", "-m", "sub")
+			return filepath.Join(super, "sub"), filepath.Join(super, ".git", "modules", "sub")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+				repo := newRepo(t, nil)
+				tree, gitDir := setup(t, dir, repo)
+				require.FileExists(t, filepath.Join(tree, ".git"), "the work tree has no .git file: the test proves nothing")
+				branch := strings.TrimSpace(git(t, tree, "rev-parse", "--abbrev-ref", "HEAD"))
+				require.NoError(t, os.WriteFile(filepath.Join(tree, "hello.txt"), []byte("changed\n"), 0o644))
+				cmd := "echo status: $(git status --porcelain); echo branch: $(git rev-parse --abbrev-ref HEAD); echo log: $(git log --format=%s); " +
+					"git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; echo after: $(git log --format=%s); echo done"
+				scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+				shared := objectFolders(t, filepath.Join(repo, ".git", "objects"))
+				before, refs := objectFiles(t, shared), git(t, repo, "for-each-ref")
+				index := readFile(t, filepath.Join(gitDir, "index"))
+				out := filepath.Join(dir, "out")
+				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: copy}}\n"+
+					"jobs:\n  - {id: agent, model: agent, prompt: Commit it.}\n", level, tree)
+				sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+					Run(context.Background(), writeSpec(t, dir, spec))
+				require.NoError(t, err)
+				require.Len(t, sum.Sessions, 1)
+				results := toolResults(t, out, "agent")
+				require.Len(t, results, 1)
+				output := results[0].Content
+				require.Contains(t, output, "done")
+				for _, want := range []string{"status: M hello.txt", "branch: " + branch, "log: start", "commit-ok", "after: work start"} {
+					assert.Contains(t, output, want, "the tools' git failed at level %s:\n%s", level, output)
+				}
+				copied := filepath.Join(out, runner.WorkspacesDir, "agent")
+				assert.Equal(t, "work", strings.TrimSpace(git(t, copied, "log", "-1", "--format=%s")), "the session's commit is in the copy")
+				assert.Equal(t, before, objectFiles(t, shared), "the repository's objects changed")
+				assert.Equal(t, refs, git(t, repo, "for-each-ref"), "the repository's refs changed")
+				assert.Equal(t, index, readFile(t, filepath.Join(gitDir, "index")), "the original's index changed")
+				assert.Equal(t, "changed\n", readFile(t, filepath.Join(tree, "hello.txt")))
+			})
+		})
+	}
+}
+
+// TestSharedWorkTreeWithItsGitElsewhere: a shared workspace that is a linked worktree or
+// a submodule, whose .git file names a git folder outside it, works with git as a
+// checkout does, at both levels: its git reads the history and commits to its branch.
+// Its git folder is guarded as a checkout's own: an fsmonitor hook the session put in
+// the repository's config is gone before the user's next git runs.
+func TestSharedWorkTreeWithItsGitElsewhere(t *testing.T) {
+	t.Parallel()
+	for name, setup := range map[string]func(t *testing.T, dir, repo string) (tree, user string){
+		"a linked worktree": func(t *testing.T, dir, repo string) (string, string) {
+			tree := filepath.Join(dir, "feature")
+			git(t, repo, "worktree", "add", "-q", "-b", "feature", tree)
+			return tree, repo
+		},
+		"a submodule": func(t *testing.T, dir, repo string) (string, string) {
+			super := filepath.Join(dir, "super")
+			require.NoError(t, os.Mkdir(super, 0o755))
+			git(t, super, "init", "-q")
+			git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", repo, "sub")
+			git(t, super, "commit", "-q", "-m", "sub")
+			return filepath.Join(super, "sub"), filepath.Join(super, "sub")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+				repo := newRepo(t, nil)
+				tree, user := setup(t, dir, repo)
+				marker := filepath.Join(dir, "escaped")
+				cmd := "echo log: $(git log --format=%s); echo new > b.txt && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; " +
+					"git config --file \"$(git rev-parse --git-common-dir)/config\" core.fsmonitor 'touch " + marker + "; false' && echo planted; echo done"
+				scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+				out := filepath.Join(dir, "out")
+				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: shared}}\n"+
+					"jobs:\n  - {id: agent, model: agent, prompt: Commit it.}\n", level, tree)
+				sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+					Run(context.Background(), writeSpec(t, dir, spec))
+				require.NoError(t, err)
+				require.Len(t, sum.Sessions, 1)
+				results := toolResults(t, out, "agent")
+				require.Len(t, results, 1)
+				output := results[0].Content
+				require.Contains(t, output, "done")
+				for _, want := range []string{"log: start", "commit-ok", "planted"} {
+					assert.Contains(t, output, want, "the tools' git failed at level %s:\n%s", level, output)
+				}
+				assert.Equal(t, "work", strings.TrimSpace(git(t, tree, "log", "-1", "--format=%s")), "the session's commit is the work tree's")
+				git(t, user, "status")
+				git(t, tree, "status")
+				assert.NoFileExists(t, marker, "ESCAPE: the user's git ran the session's fsmonitor hook")
+			})
+		})
+	}
+}

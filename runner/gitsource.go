@@ -18,14 +18,18 @@ import (
 // hidden from them but for their own workspace, and no session key starts with a dot.
 const privateGitDirs = ".git-private"
 
-// worktreeRepo is what the worktree workspaces of one repository are made from, read
-// once per run. A worktree workspace is a checkout of the repository's HEAD with a git
-// folder of its own, which the tools may write: its objects are the repository's,
-// through git's alternates, which the tools may only read, and what the tools' git adds
-// (objects, commits, branches, an index) goes to the workspace's git folder, so the
-// repository stays as it was. Its config is the repository's, without its credentials.
-type worktreeRepo struct {
-	base   string // the commit at the repository's HEAD
+// gitSource is what the git folders of a repository's workspaces are made from, where
+// a workspace has a git folder of its own: a worktree workspace, and a copy of a work
+// tree whose git folder lies elsewhere (a linked worktree's, a submodule's), which the
+// tools could not see or would share with the original. It is read once per run. The
+// git folder's objects are the repository's, through git's alternates, which the tools
+// may only read, and what the tools' git adds (objects, commits, branches, an index)
+// goes to the workspace's git folder, so the repository stays as it was. Its refs are
+// a copy of the repository's, and its config is the repository's, without credentials.
+type gitSource struct {
+	base   string // the commit at the work tree's HEAD
+	head   []byte // its HEAD file: its branch, or the commit
+	index  string // the path of its index
 	config []byte // the repository's config, without credentials or what names its folders
 	refs   []byte // the repository's refs, as a packed-refs file
 	// objects are the repository's object folder and those its alternates name, which
@@ -38,36 +42,44 @@ type worktreeRepo struct {
 	shallow, exclude, worktreeConfig, sparse []byte
 }
 
-// worktreeRepo reads, once per run, what the worktrees of the repository of folder dir
-// are made from.
-func (st *runState) worktreeRepo(ctx context.Context, dir string, creds *checkoutCreds) (*worktreeRepo, error) {
+// gitSource reads, once per run, what the git folders of the workspaces of folder dir,
+// in a repository's work tree, are made from.
+func (st *runState) gitSource(ctx context.Context, dir string, creds *checkoutCreds) (*gitSource, error) {
 	// The first session's context, without its end: the source serves every session.
 	readCtx := context.WithoutCancel(ctx)
-	return st.worktrees.get(dir, func() (*worktreeRepo, error) { return st.git.readWorktreeRepo(readCtx, dir, creds) })
+	return st.gitSources.get(dir, func() (*gitSource, error) { return st.git.readGitSource(readCtx, dir, creds) })
 }
 
-// readWorktreeRepo reads what the worktrees of the repository of dir are made from;
-// creds are the credentials its configs hold, which the worktrees' config leaves out.
-func (g gitBin) readWorktreeRepo(ctx context.Context, dir string, creds *checkoutCreds) (*worktreeRepo, error) {
+// readGitSource reads what the git folders of the workspaces of dir are made from;
+// creds are the credentials its configs hold, which their config leaves out.
+func (g gitBin) readGitSource(ctx context.Context, dir string, creds *checkoutCreds) (*gitSource, error) {
 	// The folders are those of dir's own work tree where it has its own (a sparse
 	// checkout's patterns and settings).
 	out, err := g.run(ctx, dir, "rev-parse", "--git-common-dir", "--git-path", "config.worktree",
-		"--git-path", "info/sparse-checkout", "HEAD^{commit}")
+		"--git-path", "info/sparse-checkout", "--git-path", "HEAD", "--git-path", "index")
 	if err != nil {
 		return nil, err
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 4 {
+	if len(lines) != 5 {
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
-	for i, p := range lines[:3] {
+	for i, p := range lines {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
 		lines[i] = filepath.Clean(p)
 	}
 	common := lines[0]
-	r := &worktreeRepo{base: lines[3], objects: objectFolders(filepath.Join(common, "objects"))}
+	r := &gitSource{index: lines[4], objects: objectFolders(filepath.Join(common, "objects"))}
+	if r.head, err = os.ReadFile(lines[3]); err != nil {
+		return nil, err
+	}
+	// None before the first commit: a copy needs none, and a worktree workspace of such
+	// a repository was refused before the run (worktreeSource).
+	if out, err := g.run(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err == nil {
+		r.base = strings.TrimSpace(string(out))
+	}
 	if r.refs, err = g.run(ctx, dir, "for-each-ref", "--format=%(objectname) %(refname)"); err != nil {
 		return nil, err
 	}
@@ -185,12 +197,42 @@ func parseAlternates(b []byte, dir string) []string {
 	return out
 }
 
-// make checks the repository's HEAD out at dst, detached, with its own git folder in
-// dst/.git, and copies that folder to private: the runner's git reads the session's
-// changes through the copy, which the tools cannot reach, not through the one they had
-// in their hands.
-func (r *worktreeRepo) make(ctx context.Context, g gitBin, dst, private string) error {
+// checkout checks the repository's HEAD out at dst, detached, with its own git folder
+// in dst/.git (a worktree workspace), and copies that folder to private: the runner's
+// git reads the session's changes through the copy, which the tools cannot reach, not
+// through the one they had in their hands.
+func (r *gitSource) checkout(ctx context.Context, g gitBin, dst, private string) error {
+	if r.base == "" {
+		return errors.New("its HEAD has no commit")
+	}
 	gitDir := filepath.Join(dst, ".git")
+	if err := r.write(gitDir, []byte(r.base+"\n"), nil); err != nil {
+		return err
+	}
+	args := append([]string{"--git-dir=" + gitDir, "--work-tree=" + dst}, sessionGit...)
+	if _, err := g.run(ctx, dst, append(args, "read-tree", "--reset", "-u", "HEAD")...); err != nil {
+		return err
+	}
+	return copyTree(gitDir, private, "")
+}
+
+// own gives the copy dst of the work tree a git folder of its own in place of its .git
+// file, with the work tree's HEAD and index: the copy's git sees its files as the
+// original's sees them.
+func (r *gitSource) own(dst string) error {
+	index, err := readIfExists(r.index)
+	if err != nil {
+		return err
+	}
+	gitDir := filepath.Join(dst, ".git")
+	if err := os.Remove(gitDir); err != nil {
+		return err
+	}
+	return r.write(gitDir, r.head, index)
+}
+
+// write makes the git folder gitDir, with HEAD head and index (none where nil).
+func (r *gitSource) write(gitDir string, head, index []byte) error {
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
 		if err := os.MkdirAll(filepath.Join(gitDir, d), 0o755); err != nil {
 			return err
@@ -200,7 +242,8 @@ func (r *worktreeRepo) make(ctx context.Context, g gitBin, dst, private string) 
 		name string
 		b    []byte
 	}{
-		{"HEAD", []byte(r.base + "\n")},
+		{"HEAD", head},
+		{"index", index},
 		{"config", r.config},
 		{"packed-refs", r.refs},
 		{"objects/info/alternates", []byte(r.objects[0] + "\n")},
@@ -217,9 +260,5 @@ func (r *worktreeRepo) make(ctx context.Context, g gitBin, dst, private string) 
 			return err
 		}
 	}
-	args := append([]string{"--git-dir=" + gitDir, "--work-tree=" + dst}, sessionGit...)
-	if _, err := g.run(ctx, dst, append(args, "read-tree", "--reset", "-u", "HEAD")...); err != nil {
-		return err
-	}
-	return copyTree(gitDir, private, "")
+	return nil
 }
