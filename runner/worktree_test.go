@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -297,4 +298,43 @@ func TestSharedWorkTreeWithItsGitElsewhere(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestWorktreeHasTheLFSFiles: a worktree of a repository whose large files are in Git
+// LFS has their content, not their pointers, and its git status is clean at both
+// levels: git-lfs finds the objects through the worktree's alternates.
+func TestWorktreeHasTheLFSFiles(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("git-lfs"); err != nil {
+		if os.Getenv("AGENTRUN_REQUIRE_TOOLS") != "" {
+			t.Fatal("git-lfs is not installed (apt-get install git-lfs) and AGENTRUN_REQUIRE_TOOLS is set")
+		}
+		t.Skip("git-lfs is not installed (apt-get install git-lfs)")
+	}
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		repo := newRepo(t, nil)
+		git(t, repo, "lfs", "install", "--local")
+		git(t, repo, "lfs", "track", "*.bin")
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "big.bin"), []byte("the large file's content\n"), 0o644))
+		git(t, repo, "add", "-A")
+		git(t, repo, "commit", "-q", "-m", "large")
+		require.Contains(t, git(t, repo, "show", "HEAD:big.bin"), "git-lfs.github.com/spec", "the file is no LFS pointer: the test proves nothing")
+		cmd := "cat big.bin; echo status: $(git status --porcelain); git lfs ls-files; echo done"
+		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+		out := filepath.Join(dir, "out")
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}}\n"+
+			"jobs:\n  - {id: agent, model: agent, prompt: Read it.}\n", level, repo)
+		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+			Run(context.Background(), writeSpec(t, dir, spec))
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 1)
+		results := toolResults(t, out, "agent")
+		require.Len(t, results, 1)
+		output := results[0].Content
+		require.Contains(t, output, "done")
+		assert.Contains(t, output, "the large file's content", "the worktree has the LFS pointer")
+		assert.Contains(t, output, "status:\n", "git status is not clean:\n%s", output)
+		assert.Contains(t, output, "* big.bin")
+		assert.Empty(t, strings.TrimSpace(readFile(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile))), "the session changed nothing")
+	})
 }
