@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // privateGitDirs is the folder of the output folder's workspaces/ that holds the runner's
@@ -32,9 +34,10 @@ type gitSource struct {
 	index  string // the path of its index
 	config []byte // the repository's config, without credentials or what names its folders
 	refs   []byte // the repository's refs, as a packed-refs file
-	// objects are the repository's object folder and those its alternates name, which
-	// the tools must be able to read.
-	objects []string
+	// objects are the repository's object folder and those its alternates name;
+	// readable are those and the Git LFS stores beside them, where git-lfs looks for
+	// what the workspace's own store lacks: the tools must be able to read them.
+	objects, readable []string
 	// shallow and exclude are the repository's shallow file (a shallow clone's, as CI's
 	// checkouts are) and info/exclude; worktreeConfig and sparse are the config.worktree
 	// and info/sparse-checkout of the work tree of the workspace's folder (a sparse
@@ -72,6 +75,12 @@ func (g gitBin) readGitSource(ctx context.Context, dir string, creds *checkoutCr
 	}
 	common := lines[0]
 	r := &gitSource{index: lines[4], objects: objectFolders(filepath.Join(common, "objects"))}
+	r.readable = slices.Clone(r.objects)
+	for _, o := range r.objects {
+		if lfs := filepath.Join(filepath.Dir(o), "lfs", "objects"); isDir(lfs) {
+			r.readable = append(r.readable, lfs)
+		}
+	}
 	if r.head, err = os.ReadFile(lines[3]); err != nil {
 		return nil, err
 	}
@@ -136,6 +145,12 @@ func (g gitBin) worktreeConfig(ctx context.Context, path string, creds *checkout
 		}
 	}
 	return os.ReadFile(f.Name())
+}
+
+// isDir reports whether path is a folder.
+func isDir(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.IsDir()
 }
 
 // readIfExists is the content of the file at path, nil where there is none.
@@ -213,7 +228,30 @@ func (r *gitSource) checkout(ctx context.Context, g gitBin, dst, private string)
 	if _, err := g.run(ctx, dst, append(args, "read-tree", "--reset", "-u", "HEAD")...); err != nil {
 		return err
 	}
+	if err := unlinkShared(gitDir); err != nil {
+		return err
+	}
 	return copyTree(gitDir, private, "")
+}
+
+// unlinkShared removes from the git folder gitDir, which the tools may write, each file
+// that is a hard link: the checkout's git-lfs links into the folder's LFS store the
+// objects it finds in the repository's, and through the link the tools would write
+// those. What goes, git-lfs finds again through the alternates, and copies.
+func unlinkShared(gitDir string) error {
+	return filepath.WalkDir(gitDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && uint64(st.Nlink) > 1 {
+			return os.Remove(p)
+		}
+		return nil
+	})
 }
 
 // own gives the copy dst of the work tree a git folder of its own in place of its .git

@@ -117,7 +117,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 			if err != nil {
 				return nil, fmt.Errorf("workspace: copy %s: git folder: %w", src, err)
 			}
-			ws.readable = repo.objects
+			ws.readable = repo.readable
 		}
 		ws.credentials, ws.credsRefused = creds.forTools(true)
 		guard, err := newGitGuard(dir, creds.trees) // the copy's are the checkout's
@@ -142,7 +142,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	ws := &workspace{dir: dir, mode: mode, gitDir: private, git: st.git, readable: repo.objects}
+	ws := &workspace{dir: dir, mode: mode, gitDir: private, git: st.git, readable: repo.readable}
 	// The worktree's config is a clean copy, as a copy's is; the repository's own
 	// configs are hidden, since the repository may lie where the tools may read.
 	ws.credentials, ws.credsRefused = creds.forTools(true)

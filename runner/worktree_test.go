@@ -315,11 +315,23 @@ func TestWorktreeHasTheLFSFiles(t *testing.T) {
 		repo := newRepo(t, nil)
 		git(t, repo, "lfs", "install", "--local")
 		git(t, repo, "lfs", "track", "*.bin")
-		require.NoError(t, os.WriteFile(filepath.Join(repo, "big.bin"), []byte("the large file's content\n"), 0o644))
-		git(t, repo, "add", "-A")
-		git(t, repo, "commit", "-q", "-m", "large")
+		for _, content := range []string{"the first content\n", "the large file's content\n"} {
+			require.NoError(t, os.WriteFile(filepath.Join(repo, "big.bin"), []byte(content), 0o644))
+			git(t, repo, "add", "-A")
+			git(t, repo, "commit", "-q", "-m", "large")
+		}
 		require.Contains(t, git(t, repo, "show", "HEAD:big.bin"), "git-lfs.github.com/spec", "the file is no LFS pointer: the test proves nothing")
-		cmd := "cat big.bin; echo status: $(git status --porcelain); git lfs ls-files; echo done"
+		store := objectFiles(t, []string{filepath.Join(repo, ".git", "lfs", "objects")})
+		require.Len(t, store, 2)
+		kept := map[string]string{}
+		for _, p := range store {
+			kept[p] = readFile(t, p)
+		}
+		// The tools write every file of the worktree's LFS store: none may be the
+		// repository's (git-lfs links what it finds through the alternates).
+		cmd := "cat big.bin; echo status: $(git status --porcelain); git lfs ls-files; " +
+			"find .git/lfs -type f -exec sh -c 'echo tampered > \"$1\"' _ {} \\; ; " +
+			"git checkout -q HEAD~1 -- big.bin && echo before: $(cat big.bin); echo done"
 		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
 		out := filepath.Join(dir, "out")
 		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}}\n"+
@@ -335,6 +347,10 @@ func TestWorktreeHasTheLFSFiles(t *testing.T) {
 		assert.Contains(t, output, "the large file's content", "the worktree has the LFS pointer")
 		assert.Contains(t, output, "status:\n", "git status is not clean:\n%s", output)
 		assert.Contains(t, output, "* big.bin")
-		assert.Empty(t, strings.TrimSpace(readFile(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile))), "the session changed nothing")
+		assert.Contains(t, output, "before: the first content", "the tools' git-lfs found no earlier content")
+		for p, content := range kept {
+			assert.Equal(t, content, readFile(t, p), "ESCAPE: the tools wrote the repository's LFS object %s", p)
+		}
+		assert.Contains(t, readFile(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile)), "b/big.bin")
 	})
 }
