@@ -350,7 +350,9 @@ func TestWorktreeGitKeepsTheRunnersSecrets(t *testing.T) {
 	dir := newRepo(t, nil)
 	marks := t.TempDir()
 	config := filepath.Join(t.TempDir(), "gitconfig")
-	require.NoError(t, os.WriteFile(config, []byte(`[filter "lfs"]
+	// Not git-lfs's own filter name: where git-lfs is installed, the system config's
+	// filter.lfs.process would take the place of this clean command.
+	require.NoError(t, os.WriteFile(config, []byte(`[filter "large"]
 	clean = "env > `+marks+`/clean-env.txt; cat"
 [diff "pdf"]
 	textconv = "env > `+marks+`/textconv-env.txt; tr a-z A-Z <"
@@ -360,7 +362,7 @@ func TestWorktreeGitKeepsTheRunnersSecrets(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", key)
 	scripts := scriptsWith(t, "attrs", `steps:
   - tool_calls:
-      - {name: Write, input: {path: .gitattributes, content: "* filter=lfs diff=pdf\n"}}
+      - {name: Write, input: {path: .gitattributes, content: "* filter=large diff=pdf\n"}}
       - {name: Write, input: {path: notes.txt, content: "lower case\n"}}
   - text: "Done."
 `)
