@@ -110,7 +110,9 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 			// A linked worktree's or a submodule's copy: its .git file names the
 			// original's git folder, which the tools cannot see, or would share
 			// with the original.
-			repo, err := st.gitSource(ctx, real, creds)
+			// Read for each copy, as its files are: a commit in the original since
+			// the run started is the copy's HEAD too.
+			repo, err := st.git.readGitSource(ctx, real, creds)
 			if err == nil {
 				err = repo.own(dir)
 			}

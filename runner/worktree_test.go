@@ -354,3 +354,35 @@ func TestWorktreeHasTheLFSFiles(t *testing.T) {
 		assert.Contains(t, readFile(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile)), "b/big.bin")
 	})
 }
+
+// TestCopyHasTheOriginalsHeadOfItsTime: each copy of a linked worktree has the HEAD the
+// original has when the copy is made, as it has its files: a commit in the original
+// after the run started (here by the first session, which may write it) is the next
+// copy's HEAD, and its git status is clean.
+func TestCopyHasTheOriginalsHeadOfItsTime(t *testing.T) {
+	t.Parallel()
+	requireLevel(t, sandbox.LevelStrict)
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	repo := newRepo(t, nil)
+	tree := filepath.Join(dir, "feature")
+	git(t, repo, "worktree", "add", "-q", "-b", "feature", tree)
+	first := "echo later > " + tree + "/later.txt && git -C " + tree + " add -A && git -C " + tree + " -c user.name=a -c user.email=a@example.com commit -qm later && echo committed"
+	second := "echo head: $(git log -1 --format=%s); echo status: $(git status --porcelain); echo done"
+	scripts := scriptsWith(t, "first", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", first),
+		"second", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", second))
+	out := filepath.Join(dir, "out")
+	spec := fmt.Sprintf("version: 1\nconcurrency: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: strict}, workspace: {dir: %q, mode: copy}}\n"+
+		"jobs:\n  - {id: a-first, model: first, prompt: Commit., sandbox: {writable: [%q, %q]}}\n  - {id: b-second, model: second, prompt: Look.}\n",
+		tree, tree, filepath.Join(repo, ".git"))
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+		Run(context.Background(), writeSpec(t, dir, spec))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 2)
+	require.Contains(t, toolResults(t, out, "a-first")[0].Content, "committed")
+	require.Equal(t, "later", strings.TrimSpace(git(t, tree, "log", "-1", "--format=%s")))
+	output := toolResults(t, out, "b-second")[0].Content
+	require.Contains(t, output, "done")
+	assert.Contains(t, output, "head: later\n")
+	assert.Contains(t, output, "status:\n", "the copy's git status is not clean:\n%s", output)
+}
