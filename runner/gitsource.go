@@ -29,6 +29,7 @@ const privateGitDirs = ".git-private"
 // goes to the workspace's git folder, so the repository stays as it was. Its refs are
 // a copy of the repository's, and its config is the repository's, without credentials.
 type gitSource struct {
+	top    string // the work tree's top folder
 	base   string // the commit at the work tree's HEAD
 	head   []byte // its HEAD file: its branch, or the commit
 	index  string // the path of its index
@@ -59,12 +60,12 @@ func (g gitBin) readGitSource(ctx context.Context, dir string, creds *checkoutCr
 	// The folders are those of dir's own work tree where it has its own (a sparse
 	// checkout's patterns and settings).
 	out, err := g.run(ctx, dir, "rev-parse", "--git-common-dir", "--git-path", "config.worktree",
-		"--git-path", "info/sparse-checkout", "--git-path", "HEAD", "--git-path", "index")
+		"--git-path", "info/sparse-checkout", "--git-path", "HEAD", "--git-path", "index", "--show-toplevel")
 	if err != nil {
 		return nil, err
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if len(lines) != 5 {
+	if len(lines) != 6 {
 		return nil, fmt.Errorf("git rev-parse: unexpected output %q", out)
 	}
 	for i, p := range lines {
@@ -74,7 +75,7 @@ func (g gitBin) readGitSource(ctx context.Context, dir string, creds *checkoutCr
 		lines[i] = filepath.Clean(p)
 	}
 	common := lines[0]
-	r := &gitSource{index: lines[4], objects: objectFolders(filepath.Join(common, "objects"))}
+	r := &gitSource{index: lines[4], top: lines[5], objects: objectFolders(filepath.Join(common, "objects"))}
 	r.readable = slices.Clone(r.objects)
 	for _, o := range r.objects {
 		if lfs := filepath.Join(filepath.Dir(o), "lfs", "objects"); isDir(lfs) {
@@ -212,26 +213,17 @@ func parseAlternates(b []byte, dir string) []string {
 	return out
 }
 
-// checkout checks the repository's HEAD out at dst, detached, with its own git folder
-// in dst/.git (a worktree workspace), and copies that folder to private: the runner's
-// git reads the session's changes through the copy, which the tools cannot reach, not
-// through the one they had in their hands.
-func (r *gitSource) checkout(ctx context.Context, g gitBin, dst, private string) error {
-	if r.base == "" {
-		return errors.New("its HEAD has no commit")
-	}
+// checkout checks commit out at dst, detached, with its own git folder in dst/.git.
+func (r *gitSource) checkout(ctx context.Context, g gitBin, dst, commit string) error {
 	gitDir := filepath.Join(dst, ".git")
-	if err := r.write(gitDir, []byte(r.base+"\n"), nil); err != nil {
+	if err := r.write(gitDir, []byte(commit+"\n"), nil); err != nil {
 		return err
 	}
 	args := append([]string{"--git-dir=" + gitDir, "--work-tree=" + dst}, sessionGit...)
 	if _, err := g.run(ctx, dst, append(args, "read-tree", "--reset", "-u", "HEAD")...); err != nil {
 		return err
 	}
-	if err := unlinkShared(gitDir); err != nil {
-		return err
-	}
-	return copyTree(gitDir, private, "")
+	return unlinkShared(gitDir)
 }
 
 // unlinkShared removes from the git folder gitDir, which the tools may write, each file

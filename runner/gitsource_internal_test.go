@@ -78,3 +78,36 @@ func quoteC(path string) string {
 	}
 	return b.String()
 }
+
+func TestParseGitlinks(t *testing.T) {
+	out := "100644 3b18e512dba79e4c8300dd08aeb37f8e728b8dad 0\thello.txt\x00" +
+		"160000 1111111111111111111111111111111111111111 0\tvendor/lib\x00" +
+		"160000 2222222222222222222222222222222222222222 0\twith\ttab\x00" +
+		"160000 3333333333333333333333333333333333333333 0\t../outside\x00" +
+		"160000 4444444444444444444444444444444444444444 0\t/abs\x00" +
+		"160000 5555555555555555555555555555555555555555\tshort\x00"
+	assert.Equal(t, []gitlink{{"vendor/lib", strings.Repeat("1", 40)}, {"with\ttab", strings.Repeat("2", 40)}},
+		parseGitlinks([]byte(out)))
+}
+
+// FuzzParseGitlinks: whatever entries are around it, a gitlink that ls-files prints is
+// read back; and every path read stays inside the work tree.
+func FuzzParseGitlinks(f *testing.F) {
+	f.Add([]byte("100644 3b18e512dba79e4c8300dd08aeb37f8e728b8dad 0\thello.txt\x00"), "vendor/lib", "1111111111111111111111111111111111111111")
+	f.Fuzz(func(t *testing.T, around []byte, path, commit string) {
+		fuzzguard.Run(len(around)+len(path)+len(commit), func() {
+			for _, l := range parseGitlinks(around) {
+				assert.False(t, filepath.IsAbs(l.path) || l.path == ".." || strings.HasPrefix(l.path, "../"), "%q", l.path)
+			}
+			clean := filepath.Clean(path)
+			if path == "" || strings.ContainsRune(path, 0) || filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") ||
+				commit == "" || strings.ContainsAny(commit, " \t\n\r\v\f\x00\x85\xa0") {
+				return
+			}
+			doc := append(append([]byte{}, around...), 0)
+			doc = append(doc, "160000 "+commit+" 0\t"+path+"\x00"...)
+			doc = append(doc, around...)
+			assert.Contains(t, parseGitlinks(doc), gitlink{clean, commit}, "%q", doc)
+		})
+	})
+}

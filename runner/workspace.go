@@ -23,7 +23,7 @@ type workspace struct {
 	dir  string
 	mode jobs.WorkspaceMode
 	// gitDir is the runner's own copy of a worktree workspace's git folder, made
-	// before the session ran, out of the tools' reach (gitSource.checkout): the
+	// before the session ran, out of the tools' reach (checkoutTree): the
 	// runner's git reads the worktree through it, not through the .git the session
 	// had in its hands.
 	gitDir string
@@ -137,18 +137,24 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err := removeIfExists(private); err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	if err := repo.checkout(ctx, st.git, dst, private); err != nil {
+	done, err := st.checkoutTree(ctx, repo, dst, repo.base, creds, 0)
+	if err == nil {
+		// The runner's git reads the session's changes through this copy, which the
+		// tools cannot reach, not through the git folder they had in their hands.
+		err = copyTree(filepath.Join(dst, ".git"), private, "")
+	}
+	if err != nil {
 		return nil, fmt.Errorf("workspace: worktree of %s: %w", src, err)
 	}
 	dir, err := filepath.EvalSymlinks(dst)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	ws := &workspace{dir: dir, mode: mode, gitDir: private, git: st.git, readable: repo.readable}
+	ws := &workspace{dir: dir, mode: mode, gitDir: private, git: st.git, readable: done.readable}
 	// The worktree's config is a clean copy, as a copy's is; the repository's own
 	// configs are hidden, since the repository may lie where the tools may read.
 	ws.credentials, ws.credsRefused = creds.forTools(true)
-	guard, err := newGitGuard(dir, nil) // a checkout holds no repository of the checkout's
+	guard, err := newGitGuard(dir, done.trees) // and its submodules
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}

@@ -386,3 +386,42 @@ func TestCopyHasTheOriginalsHeadOfItsTime(t *testing.T) {
 	assert.Contains(t, output, "head: later\n")
 	assert.Contains(t, output, "status:\n", "the copy's git status is not clean:\n%s", output)
 }
+
+// TestWorktreeChecksOutTheSubmodules: a worktree of a repository whose submodules are
+// checked out has them too, at the commits its tree records, and their git works in
+// the sandbox at both levels: git worktree add left them empty. A submodule's
+// repository stays as it was.
+func TestWorktreeChecksOutTheSubmodules(t *testing.T) {
+	t.Parallel()
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		lib := newRepo(t, map[string]string{"lib.txt": "the library\n"})
+		super := filepath.Join(dir, "super")
+		require.NoError(t, os.Mkdir(super, 0o755))
+		git(t, super, "init", "-q")
+		git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
+		git(t, super, "commit", "-q", "-m", "with the library")
+		module := filepath.Join(super, ".git", "modules", "vendor", "lib", "objects")
+		require.DirExists(t, module)
+		before := objectFiles(t, []string{module})
+		cmd := "echo status: $(git status --porcelain); cat vendor/lib/lib.txt; echo sub: $(git -C vendor/lib log -1 --format=%s); " +
+			"echo more >> vendor/lib/lib.txt && git -C vendor/lib -c user.name=a -c user.email=a@example.com commit -qam more && echo sub-commit-ok; echo done"
+		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+		out := filepath.Join(dir, "out")
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}}\n"+
+			"jobs:\n  - {id: agent, model: agent, prompt: Change the library.}\n", level, super)
+		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+			Run(context.Background(), writeSpec(t, dir, spec))
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 1)
+		results := toolResults(t, out, "agent")
+		require.Len(t, results, 1)
+		output := results[0].Content
+		require.Contains(t, output, "done")
+		for _, want := range []string{"status:\n", "the library\n", "sub: start\n", "sub-commit-ok"} {
+			assert.Contains(t, output, want, "at level %s:\n%s", level, output)
+		}
+		assert.Contains(t, readFile(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile)), "Subproject commit", "the submodule's new commit is in the patch")
+		assert.Equal(t, before, objectFiles(t, []string{module}), "the submodule's repository changed")
+		assert.Equal(t, "the library\n", readFile(t, filepath.Join(super, "vendor", "lib", "lib.txt")))
+	})
+}
