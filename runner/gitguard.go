@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +30,10 @@ import (
 // secrets; and no diff the user reviews shows a git folder. The guard saves them
 // before the session's tools run, and puts them back once its tools have ended.
 type gitGuard struct {
-	folders []guardedFolder
+	// workspace is the folder whose new git folders tameNew tames; "" for the guard
+	// of a git folder alone (folderGuard).
+	workspace string
+	folders   []guardedFolder
 	// gitFiles are the .git files of the work trees whose git folder is elsewhere (a
 	// worktree's, a submodule's), by path: one the tools pointed at a repository of
 	// theirs would make the next git, a check's among them, read that one.
@@ -89,7 +93,7 @@ func guardedPath(rel string) bool {
 // work tree is workspace and of those checked out inside it, whose work trees are
 // trees (paths in workspace), where they lie in workspace.
 func newGitGuard(workspace string, trees []string) (*gitGuard, error) {
-	g := &gitGuard{gitFiles: map[string]guardedFile{}}
+	g := &gitGuard{workspace: workspace, gitFiles: map[string]guardedFile{}}
 	for _, rel := range append([]string{"."}, trees...) {
 		tree := filepath.Join(workspace, rel)
 		dir := filepath.Join(tree, ".git")
@@ -160,24 +164,33 @@ func (st *runState) restoreGit(arts *artifacts, s jobs.Session, ws *workspace, r
 	if ws == nil {
 		return
 	}
-	var changed []string
+	var changed, tamed []string
 	var err error
 	for _, g := range ws.guards {
 		c, gerr := g.restore()
 		changed, err = append(changed, c...), errors.Join(err, gerr)
-	}
-	for _, path := range changed {
-		if rel, rerr := filepath.Rel(ws.dir, path); rerr == nil && pathname.Within(ws.dir, path) {
-			path = rel // the workspace's own, named as in its tools' commands
-		}
-		// A name the tools gave may hold a secret of the session's: masked.
-		st.r.log.Warn("the session's tools changed its workspace's git folder, which git would run in the next git command there: agentrun put it back",
-			zapKey(s.Key), zap.String("path", arts.redactor.String(path)))
-		v := &protocol.Violation{Kind: violationGitFolder, Target: path}
-		if err := arts.Write(protocol.Message{Kind: protocol.KindSandboxViolation, Violation: v}); err != nil {
-			st.r.log.Warn("write sandbox_violation", zapKey(s.Key), zapErr(err))
+		// The workspace's own guard: a writable path (a build cache) would cost a walk
+		// of its folders at each session's end.
+		if gerr == nil && g.workspace == ws.dir {
+			c, gerr = g.tameNew(context.Background(), st.git, st.outDir)
+			tamed, err = append(tamed, c...), errors.Join(err, gerr)
 		}
 	}
+	report := func(paths []string, msg string) {
+		for _, path := range paths {
+			if rel, rerr := filepath.Rel(ws.dir, path); rerr == nil && pathname.Within(ws.dir, path) {
+				path = rel // the workspace's own, named as in its tools' commands
+			}
+			// A name the tools gave may hold a secret of the session's: masked.
+			st.r.log.Warn(msg, zapKey(s.Key), zap.String("path", arts.redactor.String(path)))
+			v := &protocol.Violation{Kind: violationGitFolder, Target: path}
+			if err := arts.Write(protocol.Message{Kind: protocol.KindSandboxViolation, Violation: v}); err != nil {
+				st.r.log.Warn("write sandbox_violation", zapKey(s.Key), zapErr(err))
+			}
+		}
+	}
+	report(changed, "the session's tools changed its workspace's git folder, which git would run in the next git command there: agentrun put it back")
+	report(tamed, "the session's tools made a git folder in its workspace with what git would run in the next git command there: agentrun took that out")
 	if err != nil {
 		st.r.log.Error("the session's workspace's git folder", zapKey(s.Key), zapErr(err))
 		res.Status = protocol.StatusSandbox
