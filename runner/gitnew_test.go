@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,7 +29,7 @@ func TestNewGitFolderRunsNothing(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Parallel()
 			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
-				ws, out, marks := filepath.Join(dir, "ws"), filepath.Join(dir, "out"), filepath.Join(dir, "marks")
+				ws, marks := filepath.Join(dir, "ws"), filepath.Join(dir, "marks")
 				for _, d := range []string{ws, marks} {
 					require.NoError(t, os.Mkdir(d, 0o755))
 				}
@@ -44,20 +43,13 @@ func TestNewGitFolderRunsNothing(t *testing.T) {
 				cmd := plant(".", "top") + "mkdir -p sub && " + plant("sub", "sub") +
 					"mkdir work && git -C work init -q && git -C work config user.name a && git -C work config user.email a@example.com && " +
 					"git -C work remote add origin https://example.com/x.git && echo x > work/x && git -C work add x && git -C work -c core.hooksPath=/dev/null commit -qm first && echo work-ok"
-				scripts := scriptsWith(t, "plant", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
-				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: %s}}\n"+
-					"jobs:\n  - {id: plant, model: plant, prompt: Plant it.}\n", level, ws, mode)
-				sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-					Run(context.Background(), writeSpec(t, dir, spec))
-				require.NoError(t, err)
-				require.Len(t, sum.Sessions, 1)
-				output := toolResults(t, out, "plant")[0].Content
+				_, out, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: %s}", level, ws, mode), cmd+"; echo done")
 				for _, want := range []string{"planted-top", "planted-sub", "work-ok"} {
 					require.Contains(t, output, want, "the tools planted nothing: the test proves nothing\n%s", output)
 				}
 				inspect := ws
 				if mode == "copy" {
-					inspect = filepath.Join(out, runner.WorkspacesDir, "plant")
+					inspect = filepath.Join(out, runner.WorkspacesDir, "agent")
 				}
 				// The user's git there: status, two aliases, a commit and a checkout.
 				for _, repo := range []string{inspect, filepath.Join(inspect, "sub")} {
@@ -77,7 +69,7 @@ func TestNewGitFolderRunsNothing(t *testing.T) {
 				assert.Equal(t, "a@example.com", strings.TrimSpace(git(t, work, "config", "--local", "user.email")))
 				assert.Equal(t, "https://example.com/x.git", strings.TrimSpace(git(t, work, "remote", "get-url", "origin")))
 				var targets []string
-				for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "plant", runner.EventsFile), true) {
+				for _, m := range readEvents(t, filepath.Join(out, runner.SessionsDir, "agent", runner.EventsFile), true) {
 					if m.Kind == protocol.KindSandboxViolation {
 						targets = append(targets, m.Violation.Target)
 					}

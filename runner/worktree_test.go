@@ -73,25 +73,13 @@ func testWorktreeGit(t *testing.T, level sandbox.Level, dir, repo string) {
 		"echo new > b.txt && echo bye > hello.txt && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; " +
 		"git branch feature && echo branch-ok; echo log: $(git log --format=%s); git status --porcelain; " +
 		"touch " + objects + "/planted; ls; echo done"
-	scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
 	shared := objectFolders(t, objects)
 	if strings.Contains(t.Name(), "shares") {
 		require.Len(t, shared, 2, "the clone shares no objects: the test proves nothing")
 	}
-	t.Helper()
 	before, refs := objectFiles(t, shared), git(t, repo, "for-each-ref")
-	out := filepath.Join(dir, "out")
-	spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}}\n"+
-		"jobs:\n  - {id: agent, model: agent, prompt: Commit it.}\n", level, repo)
-	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-		Run(context.Background(), writeSpec(t, dir, spec))
-	require.NoError(t, err)
-	require.Len(t, sum.Sessions, 1)
+	sum, out, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}", level, repo), cmd)
 	assert.Equal(t, protocol.StatusSuccess, sum.Sessions[0].Status, sum.Text())
-	results := toolResults(t, out, "agent")
-	require.Len(t, results, 1)
-	output := results[0].Content
-	require.Contains(t, output, "done")
 	for _, want := range []string{"status-ok", "commit-ok", "branch-ok", "log: work " + subject} {
 		assert.Contains(t, output, want, "the tools' git failed at level %s:\n%s", level, output)
 	}
@@ -140,18 +128,9 @@ func TestWorktreeOfAWritableRepository(t *testing.T) {
 	t.Parallel()
 	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
 		repo := newRepo(t, nil)
-		cmd := "git -C " + repo + " -c user.name=a -c user.email=a@example.com commit -q --allow-empty -m theirs && echo committed"
-		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
-		out := filepath.Join(dir, "out")
-		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s, writable: [%q]}, workspace: {dir: %q, mode: worktree}}\n"+
-			"jobs:\n  - {id: agent, model: agent, prompt: Commit it.}\n", level, repo, repo)
-		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-			Run(context.Background(), writeSpec(t, dir, spec))
-		require.NoError(t, err)
-		require.Len(t, sum.Sessions, 1)
-		results := toolResults(t, out, "agent")
-		require.Len(t, results, 1)
-		assert.Contains(t, results[0].Content, "committed")
+		cmd := "git -C " + repo + " -c user.name=a -c user.email=a@example.com commit -q --allow-empty -m theirs && echo committed; echo done"
+		_, _, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s, writable: [%q]}, workspace: {dir: %q, mode: worktree}", level, repo, repo), cmd)
+		assert.Contains(t, output, "committed")
 		assert.Equal(t, "theirs", strings.TrimSpace(git(t, repo, "log", "-1", "--format=%s")))
 	})
 }
@@ -164,22 +143,12 @@ func TestWorktreeRunnersGitFolderIsOutOfReach(t *testing.T) {
 	t.Parallel()
 	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
 		repo := newRepo(t, nil)
-		out := filepath.Join(dir, "out")
 		marker := filepath.Join(dir, "escaped")
-		private := filepath.Join(out, runner.WorkspacesDir, ".git-private", "agent")
+		private := filepath.Join(dir, "out", runner.WorkspacesDir, ".git-private", "agent")
 		cmd := "ls " + filepath.Dir(private) + "; printf '[core]\\n\\tfsmonitor = \"touch " + marker + "; false\"\\n' >> " + private + "/config; " +
 			"cat " + private + "/config; echo done"
-		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
-		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], bash_mode: \"0467\", env: {PATH: /usr/bin:/bin}, sandbox: {level: %s, readable: [%q]}, workspace: {dir: %q, mode: worktree}}\n"+
-			"jobs:\n  - {id: agent, model: agent, prompt: Reach it.}\n", level, dir, repo)
-		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-			Run(context.Background(), writeSpec(t, dir, spec))
-		require.NoError(t, err)
-		require.Len(t, sum.Sessions, 1)
-		results := toolResults(t, out, "agent")
-		require.Len(t, results, 1)
-		require.Contains(t, results[0].Content, "done")
-		assert.NotContains(t, results[0].Content, "repositoryformatversion", "LEAK: the tools read the runner's git folder")
+		_, out, output := runBash(t, dir, fmt.Sprintf("bash_mode: \"0467\", sandbox: {level: %s, readable: [%q]}, workspace: {dir: %q, mode: worktree}", level, dir, repo), cmd)
+		assert.NotContains(t, output, "repositoryformatversion", "LEAK: the tools read the runner's git folder")
 		assert.NoFileExists(t, marker, "ESCAPE: the runner's git ran the session's config")
 		assert.FileExists(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile))
 	})
@@ -217,21 +186,10 @@ func TestCopyHasItsOwnGit(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(tree, "hello.txt"), []byte("changed\n"), 0o644))
 				cmd := "echo status: $(git status --porcelain); echo branch: $(git rev-parse --abbrev-ref HEAD); echo log: $(git log --format=%s); " +
 					"git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; echo after: $(git log --format=%s); echo done"
-				scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
 				shared := objectFolders(t, filepath.Join(repo, ".git", "objects"))
 				before, refs := objectFiles(t, shared), git(t, repo, "for-each-ref")
 				index := readFile(t, filepath.Join(gitDir, "index"))
-				out := filepath.Join(dir, "out")
-				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: copy}}\n"+
-					"jobs:\n  - {id: agent, model: agent, prompt: Commit it.}\n", level, tree)
-				sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-					Run(context.Background(), writeSpec(t, dir, spec))
-				require.NoError(t, err)
-				require.Len(t, sum.Sessions, 1)
-				results := toolResults(t, out, "agent")
-				require.Len(t, results, 1)
-				output := results[0].Content
-				require.Contains(t, output, "done")
+				_, out, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: copy}", level, tree), cmd)
 				for _, want := range []string{"status: M hello.txt", "branch: " + branch, "log: start", "commit-ok", "after: work start"} {
 					assert.Contains(t, output, want, "the tools' git failed at level %s:\n%s", level, output)
 				}
@@ -276,18 +234,7 @@ func TestSharedWorkTreeWithItsGitElsewhere(t *testing.T) {
 				marker := filepath.Join(dir, "escaped")
 				cmd := "echo log: $(git log --format=%s); echo new > b.txt && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; " +
 					"git config --file \"$(git rev-parse --git-common-dir)/config\" core.fsmonitor 'touch " + marker + "; false' && echo planted; echo done"
-				scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
-				out := filepath.Join(dir, "out")
-				spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: shared}}\n"+
-					"jobs:\n  - {id: agent, model: agent, prompt: Commit it.}\n", level, tree)
-				sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-					Run(context.Background(), writeSpec(t, dir, spec))
-				require.NoError(t, err)
-				require.Len(t, sum.Sessions, 1)
-				results := toolResults(t, out, "agent")
-				require.Len(t, results, 1)
-				output := results[0].Content
-				require.Contains(t, output, "done")
+				_, _, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: shared}", level, tree), cmd)
 				for _, want := range []string{"log: start", "commit-ok", "planted"} {
 					assert.Contains(t, output, want, "the tools' git failed at level %s:\n%s", level, output)
 				}
@@ -332,18 +279,7 @@ func TestWorktreeHasTheLFSFiles(t *testing.T) {
 		cmd := "cat big.bin; echo status: $(git status --porcelain); git lfs ls-files; " +
 			"find .git/lfs -type f -exec sh -c 'echo tampered > \"$1\"' _ {} \\; ; " +
 			"git checkout -q HEAD~1 -- big.bin && echo before: $(cat big.bin); echo done"
-		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
-		out := filepath.Join(dir, "out")
-		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}}\n"+
-			"jobs:\n  - {id: agent, model: agent, prompt: Read it.}\n", level, repo)
-		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-			Run(context.Background(), writeSpec(t, dir, spec))
-		require.NoError(t, err)
-		require.Len(t, sum.Sessions, 1)
-		results := toolResults(t, out, "agent")
-		require.Len(t, results, 1)
-		output := results[0].Content
-		require.Contains(t, output, "done")
+		_, out, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}", level, repo), cmd)
 		assert.Contains(t, output, "the large file's content", "the worktree has the LFS pointer")
 		assert.Contains(t, output, "status:\n", "git status is not clean:\n%s", output)
 		assert.Contains(t, output, "* big.bin")
@@ -405,18 +341,7 @@ func TestWorktreeChecksOutTheSubmodules(t *testing.T) {
 		before := objectFiles(t, []string{module})
 		cmd := "echo status: $(git status --porcelain); cat vendor/lib/lib.txt; echo sub: $(git -C vendor/lib log -1 --format=%s); " +
 			"echo more >> vendor/lib/lib.txt && git -C vendor/lib -c user.name=a -c user.email=a@example.com commit -qam more && echo sub-commit-ok; echo done"
-		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
-		out := filepath.Join(dir, "out")
-		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}}\n"+
-			"jobs:\n  - {id: agent, model: agent, prompt: Change the library.}\n", level, super)
-		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-			Run(context.Background(), writeSpec(t, dir, spec))
-		require.NoError(t, err)
-		require.Len(t, sum.Sessions, 1)
-		results := toolResults(t, out, "agent")
-		require.Len(t, results, 1)
-		output := results[0].Content
-		require.Contains(t, output, "done")
+		_, out, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}", level, super), cmd)
 		for _, want := range []string{"status:\n", "the library\n", "sub: start\n", "sub-commit-ok"} {
 			assert.Contains(t, output, want, "at level %s:\n%s", level, output)
 		}
@@ -424,4 +349,23 @@ func TestWorktreeChecksOutTheSubmodules(t *testing.T) {
 		assert.Equal(t, before, objectFiles(t, []string{module}), "the submodule's repository changed")
 		assert.Equal(t, "the library\n", readFile(t, filepath.Join(super, "vendor", "lib", "lib.txt")))
 	})
+}
+
+// runBash runs one session, agent, whose one tool call is the Bash command cmd, with
+// the spec's defaults set by settings (its sandbox and workspace) and its output folder
+// in dir, and returns the run's summary, the output folder and the call's output, which
+// must have run to the end (its last command echoes done).
+func runBash(t *testing.T, dir, settings, cmd string) (*runner.Summary, string, string) {
+	t.Helper()
+	scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+	out := filepath.Join(dir, "out")
+	spec := "version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, " + settings + "}\njobs:\n  - {id: agent, model: agent, prompt: Go.}\n"
+	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
+		Run(context.Background(), writeSpec(t, dir, spec))
+	require.NoError(t, err)
+	require.Len(t, sum.Sessions, 1)
+	results := toolResults(t, out, "agent")
+	require.Len(t, results, 1)
+	require.Contains(t, results[0].Content, "done")
+	return sum, out, results[0].Content
 }
