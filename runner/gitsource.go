@@ -76,12 +76,7 @@ func (g gitBin) readGitSource(ctx context.Context, dir string, creds *checkoutCr
 	}
 	common := lines[0]
 	r := &gitSource{index: lines[4], top: lines[5], objects: objectFolders(filepath.Join(common, "objects"))}
-	r.readable = slices.Clone(r.objects)
-	for _, o := range r.objects {
-		if lfs := filepath.Join(filepath.Dir(o), "lfs", "objects"); isDir(lfs) {
-			r.readable = append(r.readable, lfs)
-		}
-	}
+	r.readable = withLFS(r.objects)
 	if r.head, err = os.ReadFile(lines[3]); err != nil {
 		return nil, err
 	}
@@ -146,6 +141,34 @@ func (g gitBin) worktreeConfig(ctx context.Context, path string, creds *checkout
 		}
 	}
 	return os.ReadFile(f.Name())
+}
+
+// withLFS are the object folders objects and the Git LFS stores beside them, where
+// git-lfs looks for what a repository's own store lacks.
+func withLFS(objects []string) []string {
+	out := slices.Clone(objects)
+	for _, o := range objects {
+		if lfs := filepath.Join(filepath.Dir(o), "lfs", "objects"); isDir(lfs) {
+			out = append(out, lfs)
+		}
+	}
+	return out
+}
+
+// alternatesOf are the object folders that the repository of the work tree dir reads
+// through its alternates, and the LFS stores beside them: another repository's, where
+// a clone was made with --shared or --reference (as CI keeps a mirror to clone from),
+// which the tools' git must read though it lies outside the workspace.
+func alternatesOf(dir string) []string {
+	gitDir := filepath.Join(dir, ".git")
+	if !isDir(gitDir) {
+		t, err := gitFileTarget(dir)
+		if err != nil {
+			return nil
+		}
+		gitDir = t
+	}
+	return withLFS(objectFolders(filepath.Join(commonDir(gitDir), "objects"))[1:])
 }
 
 // isDir reports whether path is a folder.

@@ -67,7 +67,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	switch mode {
 	case jobs.WorkspaceCopy, jobs.WorkspaceWorktree:
 	default:
-		ws := &workspace{dir: real, mode: mode}
+		ws := &workspace{dir: real, mode: mode, readable: alternatesOf(real)}
 		ws.credentials, ws.credsRefused = creds.forTools(false)
 		guard, err := st.sharedGuard(real, func() []string { return creds.trees })
 		if err != nil {
@@ -120,6 +120,8 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 				return nil, fmt.Errorf("workspace: copy %s: git folder: %w", src, err)
 			}
 			ws.readable = repo.readable
+		} else {
+			ws.readable = alternatesOf(dir)
 		}
 		ws.credentials, ws.credsRefused = creds.forTools(true)
 		guard, err := newGitGuard(dir, creds.trees) // the copy's are the checkout's

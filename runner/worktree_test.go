@@ -369,3 +369,26 @@ func runBash(t *testing.T, dir, settings, cmd string) (*runner.Summary, string, 
 	require.Contains(t, results[0].Content, "done")
 	return sum, out, results[0].Content
 }
+
+// TestWorkspaceReadsItsAlternates: a repository whose objects are partly another's,
+// through its alternates (a clone made with --shared or --reference, as CI keeps a
+// mirror to clone from), has its history in a copy and in a shared workspace at both
+// levels, though that other repository lies where the tools may not look.
+func TestWorkspaceReadsItsAlternates(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"copy", "shared"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+				mirror := newRepo(t, nil)
+				clone := filepath.Join(dir, "clone")
+				git(t, dir, "clone", "-q", "--shared", mirror, clone)
+				require.FileExists(t, filepath.Join(clone, ".git", "objects", "info", "alternates"))
+				_, _, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: %s}", level, clone, mode),
+					"echo log: $(git log --format=%s); echo status: $(git status --porcelain); cat hello.txt; echo done")
+				assert.Contains(t, output, "log: start\n", "at level %s:\n%s", level, output)
+				assert.Contains(t, output, "status:\n", "at level %s:\n%s", level, output)
+			})
+		})
+	}
+}
