@@ -304,6 +304,7 @@ func (s Session) digest() (string, error) {
 	c.Settings.Script = relTo(s.specDir, c.Settings.Script)
 	c.Settings.Sandbox.Writable = relAll(s.specDir, c.Settings.Sandbox.Writable)
 	c.Settings.Sandbox.Readable = relAll(s.specDir, c.Settings.Sandbox.Readable)
+	c.Settings.Sandbox.Caches = relAll(s.specDir, c.Settings.Sandbox.Caches)
 	b, err := json.Marshal(c)
 	if err != nil {
 		return "", fmt.Errorf("digest session %s: %w", s.Key, err)

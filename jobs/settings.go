@@ -82,6 +82,7 @@ func resolve(st Settings, dir string) Resolved {
 		set(&r.Sandbox.Level, sb.Level)
 		r.Sandbox.Writable = resolvePaths(dir, sb.Writable)
 		r.Sandbox.Readable = resolvePaths(dir, sb.Readable)
+		r.Sandbox.Caches = resolvePaths(dir, sb.Caches)
 		set(&r.Sandbox.ScratchMiB, sb.ScratchMiB)
 		set(&r.Sandbox.MemoryMiB, sb.MemoryMiB)
 	}

@@ -118,6 +118,7 @@ type SandboxSettings struct {
 	Level      *SandboxLevel `yaml:"level" doc:"strict, landlock or off (off must be written out); absent means the strongest level the machine supports."`
 	Writable   []string      `yaml:"writable" check:"path" doc:"Extra paths the tools may write, besides the workspace and a private /tmp: absolute, ~ or ~/… (the home directory), or relative to the spec file's directory. A job's list replaces the defaults' list."`
 	Readable   []string      `yaml:"readable" check:"path" doc:"Extra paths the tools may read even when bash_mode's external digit has no read bit; written like writable. A job's list replaces the defaults' list."`
+	Caches     []string      `yaml:"caches" check:"path" doc:"Folders the tools may write as caches, written like writable: at level strict each session reads what the folder holds and writes into a layer of its own over it, which goes when the session ends, so that no session can change what another session, or the user's own build, reads there (a build cache is code that the next build links). At level landlock a cache is writable, as a writable path is. A job's list replaces the defaults' list."`
 	ScratchMiB *int64        `yaml:"scratch_mib" limit:"positive" doc:"Size in MiB of a session's scratch space at level strict: one tmpfs, in memory, holding its private /tmp and /dev/shm and, where the home directory is not visible, the home directory; a write past it fails with ENOSPC. Default a quarter of the machine's memory, at most 4096, and at most half of memory_mib; a larger one given beside memory_mib is an error."`
 	MemoryMiB  *int64        `yaml:"memory_mib" limit:"positive" doc:"Memory limit in MiB of a session's tools, their processes and the scratch space together, held by a memory cgroup where agentrun may make one (as root); past it the kernel kills the session's largest tool process, and the session goes on. Default half of the machine's memory."`
 }
@@ -175,6 +176,7 @@ type Sandbox struct {
 	Level    SandboxLevel `json:"level,omitempty"`
 	Writable []string     `json:"writable,omitempty"`
 	Readable []string     `json:"readable,omitempty"`
+	Caches   []string     `json:"caches,omitempty"`
 	// ScratchMiB is 0 for the default size.
 	ScratchMiB int64 `json:"scratch_mib,omitempty"`
 	// MemoryMiB is 0 for the default limit.

@@ -61,6 +61,7 @@ func (v *validator) settings(st *Settings, path string) {
 		canon := func(p string) string { return resolvePath(s.dir, p) }
 		v.duplicates(join(path, "sandbox.writable"), "path", sb.Writable, canon)
 		v.duplicates(join(path, "sandbox.readable"), "path", sb.Readable, canon)
+		v.duplicates(join(path, "sandbox.caches"), "path", sb.Caches, canon)
 	}
 	if n := st.Network; n != nil {
 		v.duplicates(join(path, "network.allow"), "host", n.Allow, strings.ToLower)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -146,6 +147,10 @@ type sandboxRequest struct {
 	// which ~ in Writable and Readable expands.
 	Workspace, Home    string
 	Writable, Readable []string
+	// Caches are the spec's caches, and CacheRoot the folder of the layers the tools
+	// write over them at level strict ("": the system's temporary folder).
+	Caches    []string
+	CacheRoot string
 	// Allow lists the hosts the network proxy lets through; empty allows any.
 	Allow []string
 	// Env is the complete environment of the tools.
@@ -180,8 +185,11 @@ type Sandbox struct {
 	client  *worker.Client
 	level   sandbox.Level
 	tempDir string // level landlock: the tools' TMPDIR, removed at close
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	// cacheDir holds the layers the tools wrote over the caches (level strict),
+	// removed at close.
+	cacheDir string
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 // Client is the session's worker client, which runs its tool calls and checks.
@@ -219,8 +227,8 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	}
 	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home,
 		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home), Scratch: req.Scratch,
-		Memory: req.Memory, RootOnly: req.RootOnly, Credentials: req.Checkout}
-	for _, w := range spec.Writable {
+		Memory: req.Memory, RootOnly: req.RootOnly, Credentials: req.Checkout, Caches: expandHome(req.Caches, home)}
+	for _, w := range slices.Concat(spec.Writable, spec.Caches) {
 		// A folder the spec wants writable exists, so that the sandbox can bind it
 		// (a build cache on a fresh machine).
 		if err := os.MkdirAll(w, 0o755); err != nil {
@@ -262,6 +270,23 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 			own = append(own, tempParent)
 		}
 	}
+	var cacheDir string
+	if level == sandbox.LevelStrict && len(spec.Caches) > 0 {
+		// Each session's layers over the caches are its own, out of its tools' sight,
+		// and go when it ends.
+		root := req.CacheRoot
+		if root == "" {
+			root = os.TempDir()
+		}
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: caches: %w", err)
+		}
+		if cacheDir, err = os.MkdirTemp(root, "cache-"); err != nil {
+			return nil, fmt.Errorf("sandbox: caches: %w", err)
+		}
+		spec.CacheDir = cacheDir
+		own = append(own, cacheDir)
+	}
 	hidden := spec.Hidden(own...)
 	if level == sandbox.LevelLandlock {
 		if h, folder, ok := spec.HiddenInWritable(hidden); ok {
@@ -277,7 +302,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 				ErrSandbox, h, folder, fix, folder)
 		}
 	}
-	sb := &Sandbox{level: level}
+	sb := &Sandbox{level: level, cacheDir: cacheDir}
 	env := slices.Clone(req.Env)
 	ctx, cancel := context.WithCancel(context.Background())
 	sb.cancel = cancel
@@ -341,6 +366,10 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 	hidden = append(hidden, st.ciState()...)
 	// The git folders in the writable paths are guarded as a shared workspace's.
 	writable := expandHome(s.Settings.Sandbox.Writable, o.Home)
+	cacheRoot := ""
+	if st.outDir != "" {
+		cacheRoot = filepath.Join(st.outDir, WorkspacesDir, ".caches") // hidden with the workspaces
+	}
 	for _, w := range writable {
 		real, err := filepath.EvalSymlinks(w)
 		if err != nil {
@@ -357,7 +386,7 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
-		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: slices.Concat(s.Settings.Sandbox.Writable, ws.writable), Readable: slices.Concat(s.Settings.Sandbox.Readable, user.readable, readableOutside(ws.readable, writable)),
+		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: slices.Concat(s.Settings.Sandbox.Writable, ws.writable), Caches: s.Settings.Sandbox.Caches, CacheRoot: cacheRoot, Readable: slices.Concat(s.Settings.Sandbox.Readable, user.readable, readableOutside(ws.readable, writable)),
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, user.env, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, RootOnly: st.rootOnly(), Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
 		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}
@@ -429,7 +458,26 @@ func (sb *Sandbox) Close() error {
 	if sb.tempDir != "" {
 		_ = os.RemoveAll(sb.tempDir)
 	}
+	if sb.cacheDir != "" {
+		removeLayers(sb.cacheDir)
+	}
 	return err
+}
+
+// removeLayers removes the folder dir of a session's layers over its caches. The
+// kernel leaves an overlay's work folder without permissions, which a runner that is
+// not root must give back before it can remove what is inside.
+func removeLayers(dir string) {
+	if os.RemoveAll(dir) == nil {
+		return
+	}
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	_ = os.RemoveAll(dir)
 }
 
 // toolEnv is the environment of a session's tools, built from nothing: PATH, HOME,

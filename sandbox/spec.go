@@ -56,6 +56,12 @@ type Spec struct {
 	Home string
 	// Writable and Readable are the spec's extra paths (sandbox.writable/readable).
 	Writable, Readable []string
+	// Caches are the spec's caches (sandbox.caches), and CacheDir the session's
+	// folder on the host for the layers its tools write over them (level strict):
+	// cache i is an overlay whose upper layer is CacheDir/i. Without CacheDir a cache
+	// is writable, as a writable path is.
+	Caches   []string
+	CacheDir string
 	// External are the host's top-level directories of the external scope, as
 	// ExternalDirs lists them on the host (the worker builds its root where it can no
 	// longer look).
@@ -213,7 +219,7 @@ func (s Spec) Hidden(extra ...string) []string {
 // whole, and what a root runner keeps private in its own home is its tools' as it is
 // any other user's (its credential stores are hidden as such).
 func (s Spec) holdsOwn(p string) bool {
-	for _, own := range slices.Concat([]string{s.Home, s.Workspace, s.TempDir}, s.Writable, s.Readable) {
+	for _, own := range slices.Concat([]string{s.Home, s.Workspace, s.TempDir}, s.Writable, s.Readable, s.Caches) {
 		if own != "" && own != "/" && (pathname.Within(p, own) || pathname.Within(own, p)) {
 			return true
 		}
@@ -305,7 +311,7 @@ func exists(path string) bool {
 // without its target a link leads nowhere, or to a private /tmp where a target under
 // the host's /tmp is not. It must run on the host, before the worker builds its root.
 func (s Spec) WithLinkTargets() Spec {
-	s.Writable, s.Readable = withTargets(s.Writable), withTargets(s.Readable)
+	s.Writable, s.Readable, s.Caches = withTargets(s.Writable), withTargets(s.Readable), withTargets(s.Caches)
 	return s
 }
 
@@ -325,6 +331,9 @@ type Bind struct {
 	Write    bool
 	Exec     bool
 	Optional bool // a path that may not exist
+	// Upper, for a cache at level strict, is the host folder of the layer the tools
+	// write over the path, which stays as it is.
+	Upper string
 }
 
 // Binds returns the host paths visible to the worker, parents before children, and the
@@ -356,6 +365,13 @@ func (s Spec) Binds() []Bind {
 	}
 	for _, w := range s.Writable {
 		b = append(b, Bind{Path: w, Write: true, Exec: true, Optional: true})
+	}
+	for i, c := range s.Caches {
+		bd := Bind{Path: c, Write: true, Exec: true, Optional: true}
+		if s.CacheDir != "" {
+			bd.Upper = filepath.Join(s.CacheDir, strconv.Itoa(i))
+		}
+		b = append(b, bd)
 	}
 	slices.SortStableFunc(b, func(x, y Bind) int { return strings.Count(x.Path, "/") - strings.Count(y.Path, "/") })
 	return b
