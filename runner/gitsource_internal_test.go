@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -101,7 +102,7 @@ func FuzzParseGitlinks(f *testing.F) {
 			}
 			clean := filepath.Clean(path)
 			if path == "" || strings.ContainsRune(path, 0) || filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") ||
-				commit == "" || strings.ContainsAny(commit, " \t\n\r\v\f\x00\x85\xa0") {
+				commit == "" || strings.ContainsAny(commit, " \t\n\r\v\f\x00\u0085\u00a0") || len(bytes.Fields([]byte(commit))) != 1 {
 				return
 			}
 			doc := append(append([]byte{}, around...), 0)
