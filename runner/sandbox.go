@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -272,16 +271,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 	}
 	var cacheDir string
 	if level == sandbox.LevelStrict && len(spec.Caches) > 0 {
-		// Each session's layers over the caches are its own, out of its tools' sight,
-		// and go when it ends.
-		root := req.CacheRoot
-		if root == "" {
-			root = os.TempDir()
-		}
-		if err := os.MkdirAll(root, 0o700); err != nil {
-			return nil, fmt.Errorf("sandbox: caches: %w", err)
-		}
-		if cacheDir, err = os.MkdirTemp(root, "cache-"); err != nil {
+		if cacheDir, err = makeLayers(req.CacheRoot); err != nil {
 			return nil, fmt.Errorf("sandbox: caches: %w", err)
 		}
 		spec.CacheDir = cacheDir
@@ -401,16 +391,6 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 	return sb, err
 }
 
-// readableOutside are the paths of readable that no writable path holds: at level strict
-// a readable path is a read-only mount, which would take the write from a path the spec
-// made writable (a worktree's object folders, which are those of a repository the
-// spec lets the tools write).
-func readableOutside(readable, writable []string) []string {
-	return slices.DeleteFunc(slices.Clone(readable), func(r string) bool {
-		return slices.ContainsFunc(writable, func(w string) bool { return pathname.Within(w, r) })
-	})
-}
-
 // Planned is the sandbox record of session_start: the level and the layers it puts in
 // force once the worker starts.
 func (sb *Sandbox) Planned() *protocol.Sandbox {
@@ -462,22 +442,6 @@ func (sb *Sandbox) Close() error {
 		removeLayers(sb.cacheDir)
 	}
 	return err
-}
-
-// removeLayers removes the folder dir of a session's layers over its caches. The
-// kernel leaves an overlay's work folder without permissions, which a runner that is
-// not root must give back before it can remove what is inside.
-func removeLayers(dir string) {
-	if os.RemoveAll(dir) == nil {
-		return
-	}
-	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			_ = os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	_ = os.RemoveAll(dir)
 }
 
 // toolEnv is the environment of a session's tools, built from nothing: PATH, HOME,
