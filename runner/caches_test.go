@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -76,4 +77,38 @@ func TestCacheKeepsItsHiddenStores(t *testing.T) {
 		assert.Contains(t, results[0].Content, "written done", "the tools could not write the cache")
 		assert.NoFileExists(t, filepath.Join(home, ".cache", "mine"))
 	})
+}
+
+// TestWritableBuildCacheIsWarned: a spec that makes a build cache writable, or a folder
+// that holds one, has the run say so, once for each, and name sandbox.caches; a spec
+// that makes it a cache has no such warning.
+func TestWritableBuildCacheIsWarned(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		sandbox string
+		want    []string
+	}{
+		"the Go build cache": {"{writable: [~/.cache/go-build], level: off}", []string{"caches ~/.cache/go-build writable"}},
+		"the home's caches":  {"{writable: [~/.cache], level: off}", []string{"caches ~/.cache/go-build, ~/.cache/pip, ~/.cache/yarn writable"}},
+		"a cache":            {"{caches: [~/.cache/go-build], level: off}", nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			spec := writeSpec(t, dir, "version: 1\ndefaults: {model: success, sandbox: "+c.sandbox+"}\njobs:\n  - {id: a, prompt: Write the notes., repeat: 2}\n")
+			sum, err := newRunner(t, runner.Options{Out: filepath.Join(dir, "out"), Home: dir, Providers: newInProcess(loadScripts(t))}).
+				Run(context.Background(), spec)
+			require.NoError(t, err)
+			var got []string
+			for _, w := range sum.Warnings {
+				if strings.Contains(w, "sandbox.caches") {
+					got = append(got, w)
+				}
+			}
+			require.Len(t, got, len(c.want), "%q", sum.Warnings)
+			for i, w := range c.want {
+				assert.Contains(t, got[i], w)
+			}
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -443,7 +444,7 @@ func (st *runState) summary(start, end time.Time) *Summary {
 		sum.Totals.PacedMS = st.r.opts.Paced().Milliseconds()
 	}
 	sum.Version = st.r.opts.Version
-	sum.warn(st.r.opts.Warnings)
+	sum.warn(append(slices.Clone(st.r.opts.Warnings), writableCaches(st.plan.Run, st.r.opts.Home)...))
 	return sum
 }
 

@@ -1,11 +1,14 @@
 package runner
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
+	"github.com/agentrun/agentrun/jobs"
 	"github.com/agentrun/agentrun/pathname"
 )
 
@@ -46,4 +49,40 @@ func removeLayers(dir string) {
 		return nil
 	})
 	_ = os.RemoveAll(dir)
+}
+
+// buildCaches are the folders of the home that hold what the next build or install runs,
+// by their paths in it: Go's build and module caches, npm's, pip's, Cargo's registry,
+// Maven's and Gradle's.
+var buildCaches = []string{".cache/go-build", "go/pkg/mod", ".npm", ".cache/pip", ".cargo/registry",
+	".m2/repository", ".gradle/caches", ".cache/yarn", ".local/share/pnpm"}
+
+// writableCaches says, once for each of the sessions' sandbox.writable paths, which
+// build caches it makes writable (it, or one inside it): what a session writes there,
+// the next session's build and the user's own run unconfined. sandbox.caches keeps them.
+func writableCaches(sessions []jobs.Session, home string) []string {
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	var out []string
+	for _, s := range sessions {
+		for _, w := range expandHome(s.Settings.Sandbox.Writable, home) {
+			var held []string
+			for _, c := range buildCaches {
+				if p := filepath.Join(home, c); pathname.Within(w, p) || pathname.Within(p, w) {
+					held = append(held, "~/"+c)
+				}
+			}
+			if len(held) == 0 {
+				continue
+			}
+			msg := fmt.Sprintf("sandbox.writable %s makes the build caches %s writable: what a session writes there, "+
+				"the next session's build and your own link or run unconfined; sandbox.caches gives each session a layer of its own over them (level strict).",
+				w, strings.Join(held, ", "))
+			if !slices.Contains(out, msg) {
+				out = append(out, msg)
+			}
+		}
+	}
+	return out
 }
