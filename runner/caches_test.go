@@ -112,3 +112,20 @@ func TestWritableBuildCacheIsWarned(t *testing.T) {
 		})
 	}
 }
+
+// TestRunRemovesLeftLayers: a killed run leaves its sessions' layers over their caches,
+// whose overlay work folders the kernel made without permissions; the next run in the
+// folder removes them.
+func TestRunRemovesLeftLayers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	work := filepath.Join(out, runner.WorkspacesDir, ".caches", "cache-123", "0", "work", "work")
+	require.NoError(t, os.MkdirAll(work, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "x"), nil, 0o644))
+	require.NoError(t, os.Chmod(work, 0))
+	spec := writeSpec(t, dir, "version: 1\ndefaults: {model: success, sandbox: {level: off}}\njobs:\n  - {id: a, prompt: Write the notes.}\n")
+	_, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(loadScripts(t))}).Run(context.Background(), spec)
+	require.NoError(t, err)
+	assert.NoDirExists(t, filepath.Join(out, runner.WorkspacesDir, ".caches"))
+}

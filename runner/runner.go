@@ -213,6 +213,9 @@ func (r *Runner) Run(ctx context.Context, spec *jobs.Spec) (*Summary, error) {
 		return nil, err
 	}
 	defer lock.release()
+	// The layers over the caches of a run that was killed (their names are never used
+	// again), now that no other run uses the folder.
+	removeLayers(filepath.Join(r.opts.Out, WorkspacesDir, cachesDir))
 	start := r.opts.Now()
 	info := r.runInfo(spec, plan, start)
 	// The run's own files mask the secrets of every session.

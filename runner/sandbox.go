@@ -358,7 +358,7 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 	writable := expandHome(s.Settings.Sandbox.Writable, o.Home)
 	cacheRoot := ""
 	if st.outDir != "" {
-		cacheRoot = filepath.Join(st.outDir, WorkspacesDir, ".caches") // hidden with the workspaces
+		cacheRoot = filepath.Join(st.outDir, WorkspacesDir, cachesDir) // hidden with the workspaces
 	}
 	for _, w := range writable {
 		real, err := filepath.EvalSymlinks(w)

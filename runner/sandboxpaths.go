@@ -22,6 +22,10 @@ func readableOutside(readable, writable []string) []string {
 	})
 }
 
+// cachesDir is the folder of the output folder's workspaces/ that holds the sessions'
+// layers over their caches (level strict); no session key starts with a dot.
+const cachesDir = ".caches"
+
 // makeLayers makes the folder of a session's layers over its caches (level strict) in
 // root, or in the system's temporary folder where root is "": the session's own, out
 // of its tools' sight, and removed when it ends (removeLayers).
