@@ -176,7 +176,6 @@ func bind(b Bind, host []string) error {
 	return remount(points, flags)
 }
 
-
 // remount applies flags to the mounts at points (parents first), keeping the flags the
 // kernel locks in a user namespace.
 func remount(points []string, flags uintptr) error {
