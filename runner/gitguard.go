@@ -171,14 +171,14 @@ func (st *runState) restoreGit(arts *artifacts, s jobs.Session, ws *workspace, r
 		changed, err = append(changed, c...), errors.Join(err, gerr)
 		// The workspace's own guard: a writable path (a build cache) would cost a walk
 		// of its folders at each session's end.
-		if gerr == nil && g.workspace == ws.dir {
+		if gerr == nil && g.workspace == ws.root {
 			c, gerr = g.tameNew(context.Background(), st.git, st.outDir)
 			tamed, err = append(tamed, c...), errors.Join(err, gerr)
 		}
 	}
 	report := func(paths []string, msg string) {
 		for _, path := range paths {
-			if rel, rerr := filepath.Rel(ws.dir, path); rerr == nil && pathname.Within(ws.dir, path) {
+			if rel, rerr := filepath.Rel(ws.root, path); rerr == nil && pathname.Within(ws.root, path) {
 				path = rel // the workspace's own, named as in its tools' commands
 			}
 			// A name the tools gave may hold a secret of the session's: masked.

@@ -20,8 +20,11 @@ import (
 
 // workspace is the folder a session works in.
 type workspace struct {
-	dir  string
-	mode jobs.WorkspaceMode
+	// dir is the folder the session works in; root the folder made for it, which
+	// holds dir: a worktree workspace's checkout, whose dir is the folder of the spec's
+	// dir in it (a service of a monorepo). Elsewhere root is dir.
+	dir, root string
+	mode      jobs.WorkspaceMode
 	// gitDir is the runner's own copy of a worktree workspace's git folder, made
 	// before the session ran, out of the tools' reach (checkoutTree): the
 	// runner's git reads the worktree through it, not through the .git the session
@@ -67,7 +70,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	switch mode {
 	case jobs.WorkspaceCopy, jobs.WorkspaceWorktree:
 	default:
-		ws := &workspace{dir: real, mode: mode, readable: alternatesOf(real)}
+		ws := &workspace{dir: real, root: real, mode: mode, readable: alternatesOf(real)}
 		ws.credentials, ws.credsRefused = creds.forTools(false)
 		guard, err := st.sharedGuard(real, func() []string { return creds.trees })
 		if err != nil {
@@ -105,7 +108,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		if err != nil {
 			return nil, fmt.Errorf("workspace: %w", err)
 		}
-		ws := &workspace{dir: dir, mode: mode}
+		ws := &workspace{dir: dir, root: dir, mode: mode}
 		if info, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && info.Mode().IsRegular() {
 			// A linked worktree's or a submodule's copy: its .git file names the
 			// original's git folder, which the tools cannot see, or would share
@@ -148,15 +151,24 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err != nil {
 		return nil, fmt.Errorf("workspace: worktree of %s: %w", src, err)
 	}
-	dir, err := filepath.EvalSymlinks(dst)
+	root, err := filepath.EvalSymlinks(dst)
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
-	ws := &workspace{dir: dir, mode: mode, gitDir: private, git: st.git, readable: done.readable}
+	ws := &workspace{dir: root, root: root, mode: mode, gitDir: private, git: st.git, readable: done.readable}
+	if rel, err := filepath.Rel(repo.top, real); err == nil && rel != "." && filepath.IsLocal(rel) {
+		// The session works in the folder of the spec's dir; the rest of the
+		// checkout, its git folder among it, is the tools' to write too.
+		ws.dir = filepath.Join(root, rel)
+		if !isDir(ws.dir) {
+			return nil, fmt.Errorf("workspace: %s is not in the repository's HEAD", rel)
+		}
+		ws.writable = []string{root}
+	}
 	// The worktree's config is a clean copy, as a copy's is; the repository's own
 	// configs are hidden, since the repository may lie where the tools may read.
 	ws.credentials, ws.credsRefused = creds.forTools(true)
-	guard, err := newGitGuard(dir, done.trees) // and its submodules
+	guard, err := newGitGuard(root, done.trees) // and its submodules
 	if err != nil {
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
@@ -257,7 +269,7 @@ func (w *workspace) finish(sessionDir string, files *sink.Files) error {
 	if err := files.WriteFile(filepath.Join(sessionDir, PatchFile), diff, false); err != nil {
 		return err
 	}
-	for _, d := range []string{w.dir, w.gitDir} {
+	for _, d := range []string{w.root, w.gitDir} {
 		if err := os.RemoveAll(d); err != nil {
 			return fmt.Errorf("workspace: %w", err)
 		}
@@ -275,8 +287,8 @@ var sessionGit = []string{"-c", "core.fsmonitor=false", "-c", "core.hooksPath=/d
 // its git folder (not whatever the worktree's .git holds now) and sessionGit:
 // the session wrote every file of the worktree, and no command of its may run here.
 func (w *workspace) gitWork(ctx context.Context, args ...string) ([]byte, error) {
-	full := append([]string{"--git-dir=" + w.gitDir, "--work-tree=" + w.dir}, sessionGit...)
-	return w.git.run(ctx, w.dir, append(full, args...)...)
+	full := append([]string{"--git-dir=" + w.gitDir, "--work-tree=" + w.root}, sessionGit...)
+	return w.git.run(ctx, w.root, append(full, args...)...)
 }
 
 // gitBin is the git executable the runner runs, found on PATH before any session ran

@@ -392,3 +392,25 @@ func TestWorkspaceReadsItsAlternates(t *testing.T) {
 		})
 	}
 }
+
+// TestWorktreeWorksInItsFolder: a worktree workspace whose dir is a folder inside the
+// repository (a service of a monorepo) is a checkout of the whole repository in which
+// the session works in that folder, at both levels: its tools start there and its
+// checks run there, git works, and the patch is of the whole checkout.
+func TestWorktreeWorksInItsFolder(t *testing.T) {
+	t.Parallel()
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		repo := newRepo(t, nil)
+		require.NoError(t, os.MkdirAll(filepath.Join(repo, "services", "api"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "services", "api", "main.txt"), []byte("api\n"), 0o644))
+		git(t, repo, "add", "-A")
+		git(t, repo, "commit", "-q", "-m", "api")
+		cmd := "echo here: $(basename $PWD); cat main.txt ../../hello.txt; echo status: $(git status --porcelain); echo changed > main.txt; echo done"
+		sum, out, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: worktree}", level, filepath.Join(repo, "services", "api")), cmd)
+		for _, want := range []string{"here: api\n", "api\nhello world\n", "status:\n"} {
+			assert.Contains(t, output, want, "at level %s:\n%s", level, output)
+		}
+		assert.Equal(t, protocol.StatusSuccess, sum.Sessions[0].Status, sum.Text())
+		assert.Contains(t, readFile(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile)), "b/services/api/main.txt")
+	})
+}
