@@ -110,7 +110,7 @@ type LimitsSettings struct {
 // WorkspaceSettings say where a session works, as written; nil means absent.
 type WorkspaceSettings struct {
 	Dir  *string        `yaml:"dir" doc:"Workspace directory, relative to the spec file's directory (default \".\")."`
-	Mode *WorkspaceMode `yaml:"mode" doc:"shared: work in dir itself; copy: a private copy of dir per session; worktree: a checkout of the git repository of dir at HEAD per session, with a git folder of its own over the repository's objects, its changes saved as changes.patch (default copy, so that no two sessions edit one folder; shared must be written out)."`
+	Mode *WorkspaceMode `yaml:"mode" doc:"shared: work in dir itself; copy: a private copy of dir per session; worktree: a checkout of the git repository of dir at HEAD per session, with a git folder of its own over the repository's objects, the session working in dir's folder of it and its changes saved as changes.patch (default copy, so that no two sessions edit one folder; shared must be written out)."`
 }
 
 // SandboxSettings confine a session's tools, as written; nil means absent.
