@@ -154,99 +154,6 @@ func TestWorktreeRunnersGitFolderIsOutOfReach(t *testing.T) {
 	})
 }
 
-// TestCopyHasItsOwnGit: a copy of a work tree whose git folder lies elsewhere (a linked
-// worktree's, a submodule's, whose .git file names it) has its git as the original has
-// it, at both levels: its branch, its history, its uncommitted change, and a commit of
-// the session's, which stays in the copy. The repository, and the original's index,
-// stay as they were.
-func TestCopyHasItsOwnGit(t *testing.T) {
-	t.Parallel()
-	for name, setup := range map[string]func(t *testing.T, dir, repo string) (tree, gitDir string){
-		"a linked worktree": func(t *testing.T, dir, repo string) (string, string) {
-			tree := filepath.Join(dir, "feature")
-			git(t, repo, "worktree", "add", "-q", "-b", "feature", tree)
-			return tree, filepath.Join(repo, ".git", "worktrees", "feature")
-		},
-		"a submodule": func(t *testing.T, dir, repo string) (string, string) {
-			super := filepath.Join(dir, "super")
-			require.NoError(t, os.Mkdir(super, 0o755))
-			git(t, super, "init", "-q")
-			git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", repo, "sub")
-			git(t, super, "commit", "-q", "-m", "sub")
-			return filepath.Join(super, "sub"), filepath.Join(super, ".git", "modules", "sub")
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
-				repo := newRepo(t, nil)
-				tree, gitDir := setup(t, dir, repo)
-				require.FileExists(t, filepath.Join(tree, ".git"), "the work tree has no .git file: the test proves nothing")
-				branch := strings.TrimSpace(git(t, tree, "rev-parse", "--abbrev-ref", "HEAD"))
-				require.NoError(t, os.WriteFile(filepath.Join(tree, "hello.txt"), []byte("changed\n"), 0o644))
-				cmd := "echo status: $(git status --porcelain); echo branch: $(git rev-parse --abbrev-ref HEAD); echo log: $(git log --format=%s); " +
-					"git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; echo after: $(git log --format=%s); echo done"
-				shared := objectFolders(t, filepath.Join(repo, ".git", "objects"))
-				before, refs := objectFiles(t, shared), git(t, repo, "for-each-ref")
-				index := readFile(t, filepath.Join(gitDir, "index"))
-				_, out, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: copy}", level, tree), cmd)
-				for _, want := range []string{"status: M hello.txt", "branch: " + branch, "log: start", "commit-ok", "after: work start"} {
-					assert.Contains(t, output, want, "the tools' git failed at level %s:\n%s", level, output)
-				}
-				copied := filepath.Join(out, runner.WorkspacesDir, "agent")
-				assert.Equal(t, "work", strings.TrimSpace(git(t, copied, "log", "-1", "--format=%s")), "the session's commit is in the copy")
-				assert.Equal(t, before, objectFiles(t, shared), "the repository's objects changed")
-				assert.Equal(t, refs, git(t, repo, "for-each-ref"), "the repository's refs changed")
-				assert.Equal(t, index, readFile(t, filepath.Join(gitDir, "index")), "the original's index changed")
-				assert.Equal(t, "changed\n", readFile(t, filepath.Join(tree, "hello.txt")))
-			})
-		})
-	}
-}
-
-// TestSharedWorkTreeWithItsGitElsewhere: a shared workspace that is a linked worktree or
-// a submodule, whose .git file names a git folder outside it, works with git as a
-// checkout does, at both levels: its git reads the history and commits to its branch.
-// Its git folder is guarded as a checkout's own: an fsmonitor hook the session put in
-// the repository's config is gone before the user's next git runs.
-func TestSharedWorkTreeWithItsGitElsewhere(t *testing.T) {
-	t.Parallel()
-	for name, setup := range map[string]func(t *testing.T, dir, repo string) (tree, user string){
-		"a linked worktree": func(t *testing.T, dir, repo string) (string, string) {
-			tree := filepath.Join(dir, "feature")
-			git(t, repo, "worktree", "add", "-q", "-b", "feature", tree)
-			return tree, repo
-		},
-		"a submodule": func(t *testing.T, dir, repo string) (string, string) {
-			super := filepath.Join(dir, "super")
-			require.NoError(t, os.Mkdir(super, 0o755))
-			git(t, super, "init", "-q")
-			git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", repo, "sub")
-			git(t, super, "commit", "-q", "-m", "sub")
-			return filepath.Join(super, "sub"), filepath.Join(super, "sub")
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
-				repo := newRepo(t, nil)
-				tree, user := setup(t, dir, repo)
-				marker := filepath.Join(dir, "escaped")
-				cmd := "echo log: $(git log --format=%s); echo new > b.txt && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; " +
-					"git config --file \"$(git rev-parse --git-common-dir)/config\" core.fsmonitor 'touch " + marker + "; false' && echo planted; echo done"
-				_, _, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: shared}", level, tree), cmd)
-				for _, want := range []string{"log: start", "commit-ok", "planted"} {
-					assert.Contains(t, output, want, "the tools' git failed at level %s:\n%s", level, output)
-				}
-				assert.Equal(t, "work", strings.TrimSpace(git(t, tree, "log", "-1", "--format=%s")), "the session's commit is the work tree's")
-				git(t, user, "status")
-				git(t, tree, "status")
-				assert.NoFileExists(t, marker, "ESCAPE: the user's git ran the session's fsmonitor hook")
-			})
-		})
-	}
-}
-
 // TestWorktreeHasTheLFSFiles: a worktree of a repository whose large files are in Git
 // LFS has their content, not their pointers, and its git status is clean at both
 // levels: git-lfs finds the objects through the worktree's alternates.
@@ -291,38 +198,6 @@ func TestWorktreeHasTheLFSFiles(t *testing.T) {
 	})
 }
 
-// TestCopyHasTheOriginalsHeadOfItsTime: each copy of a linked worktree has the HEAD the
-// original has when the copy is made, as it has its files: a commit in the original
-// after the run started (here by the first session, which may write it) is the next
-// copy's HEAD, and its git status is clean.
-func TestCopyHasTheOriginalsHeadOfItsTime(t *testing.T) {
-	t.Parallel()
-	requireLevel(t, sandbox.LevelStrict)
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	repo := newRepo(t, nil)
-	tree := filepath.Join(dir, "feature")
-	git(t, repo, "worktree", "add", "-q", "-b", "feature", tree)
-	first := "echo later > " + tree + "/later.txt && git -C " + tree + " add -A && git -C " + tree + " -c user.name=a -c user.email=a@example.com commit -qm later && echo committed"
-	second := "echo head: $(git log -1 --format=%s); echo status: $(git status --porcelain); echo done"
-	scripts := scriptsWith(t, "first", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", first),
-		"second", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", second))
-	out := filepath.Join(dir, "out")
-	spec := fmt.Sprintf("version: 1\nconcurrency: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: strict}, workspace: {dir: %q, mode: copy}}\n"+
-		"jobs:\n  - {id: a-first, model: first, prompt: Commit., sandbox: {writable: [%q, %q]}}\n  - {id: b-second, model: second, prompt: Look.}\n",
-		tree, tree, filepath.Join(repo, ".git"))
-	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-		Run(context.Background(), writeSpec(t, dir, spec))
-	require.NoError(t, err)
-	require.Len(t, sum.Sessions, 2)
-	require.Contains(t, toolResults(t, out, "a-first")[0].Content, "committed")
-	require.Equal(t, "later", strings.TrimSpace(git(t, tree, "log", "-1", "--format=%s")))
-	output := toolResults(t, out, "b-second")[0].Content
-	require.Contains(t, output, "done")
-	assert.Contains(t, output, "head: later\n")
-	assert.Contains(t, output, "status:\n", "the copy's git status is not clean:\n%s", output)
-}
-
 // TestWorktreeChecksOutTheSubmodules: a worktree of a repository whose submodules are
 // checked out has them too, at the commits its tree records, and their git works in
 // the sandbox at both levels: git worktree add left them empty. A submodule's
@@ -331,11 +206,7 @@ func TestWorktreeChecksOutTheSubmodules(t *testing.T) {
 	t.Parallel()
 	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
 		lib := newRepo(t, map[string]string{"lib.txt": "the library\n"})
-		super := filepath.Join(dir, "super")
-		require.NoError(t, os.Mkdir(super, 0o755))
-		git(t, super, "init", "-q")
-		git(t, super, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib")
-		git(t, super, "commit", "-q", "-m", "with the library")
+		super := superproject(t, dir, lib, "vendor/lib")
 		module := filepath.Join(super, ".git", "modules", "vendor", "lib", "objects")
 		require.DirExists(t, module)
 		before := objectFiles(t, []string{module})
@@ -368,29 +239,6 @@ func runBash(t *testing.T, dir, settings, cmd string) (*runner.Summary, string, 
 	require.Len(t, results, 1)
 	require.Contains(t, results[0].Content, "done")
 	return sum, out, results[0].Content
-}
-
-// TestWorkspaceReadsItsAlternates: a repository whose objects are partly another's,
-// through its alternates (a clone made with --shared or --reference, as CI keeps a
-// mirror to clone from), has its history in a copy and in a shared workspace at both
-// levels, though that other repository lies where the tools may not look.
-func TestWorkspaceReadsItsAlternates(t *testing.T) {
-	t.Parallel()
-	for _, mode := range []string{"copy", "shared"} {
-		t.Run(mode, func(t *testing.T) {
-			t.Parallel()
-			confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
-				mirror := newRepo(t, nil)
-				clone := filepath.Join(dir, "clone")
-				git(t, dir, "clone", "-q", "--shared", mirror, clone)
-				require.FileExists(t, filepath.Join(clone, ".git", "objects", "info", "alternates"))
-				_, _, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: %s}", level, clone, mode),
-					"echo log: $(git log --format=%s); echo status: $(git status --porcelain); cat hello.txt; echo done")
-				assert.Contains(t, output, "log: start\n", "at level %s:\n%s", level, output)
-				assert.Contains(t, output, "status:\n", "at level %s:\n%s", level, output)
-			})
-		})
-	}
 }
 
 // TestWorktreeWorksInItsFolder: a worktree workspace whose dir is a folder inside the
