@@ -163,3 +163,25 @@ func superproject(t *testing.T, dir, repo, path string) string {
 	git(t, super, "commit", "-q", "-m", "with "+path)
 	return super
 }
+
+// TestCopyReadsTheObjects: a copy of a repository holds none of its objects, which
+// its git reads through its alternates, and its git works at both levels: status,
+// history, a commit, which stays in the copy. The repository's objects stay as they
+// were, and after the run the user's git in the copy still reads its history.
+func TestCopyReadsTheObjects(t *testing.T) {
+	t.Parallel()
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		repo := newRepo(t, map[string]string{"more.txt": "more\n"})
+		objects := filepath.Join(repo, ".git", "objects")
+		before := objectFiles(t, []string{objects})
+		cmd := "echo status: $(git status --porcelain); echo log: $(git log --format=%s); echo own: $(find .git/objects -type f | grep -v info/alternates | wc -l); " +
+			"echo x > new.txt && git add -A && git -c user.name=a -c user.email=a@example.com commit -qm work && echo commit-ok; echo done"
+		_, out, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: copy}", level, repo), cmd)
+		for _, want := range []string{"status:\n", "log: start\n", "own: 0\n", "commit-ok"} {
+			assert.Contains(t, output, want, "at level %s:\n%s", level, output)
+		}
+		assert.Equal(t, before, objectFiles(t, []string{objects}), "the repository's objects changed")
+		copied := filepath.Join(out, runner.WorkspacesDir, "agent")
+		assert.Equal(t, "work\nstart\n", git(t, copied, "log", "--format=%s"))
+	})
+}

@@ -98,41 +98,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 		return nil, fmt.Errorf("workspace: %w", err)
 	}
 	if mode == jobs.WorkspaceCopy {
-		if err := copyTree(src, dst, out); err != nil {
-			return nil, fmt.Errorf("workspace: copy %s: %w", src, err)
-		}
-		if err := creds.applyTo(real, dst); err != nil {
-			return nil, fmt.Errorf("workspace: copy %s: %w", src, err)
-		}
-		dir, err := filepath.EvalSymlinks(dst)
-		if err != nil {
-			return nil, fmt.Errorf("workspace: %w", err)
-		}
-		ws := &workspace{dir: dir, root: dir, mode: mode}
-		if info, err := os.Lstat(filepath.Join(dir, ".git")); err == nil && info.Mode().IsRegular() {
-			// A linked worktree's or a submodule's copy: its .git file names the
-			// original's git folder, which the tools cannot see, or would share
-			// with the original.
-			// Read for each copy, as its files are: a commit in the original since
-			// the run started is the copy's HEAD too.
-			repo, err := st.git.readGitSource(ctx, real, creds)
-			if err == nil {
-				err = repo.own(dir)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("workspace: copy %s: git folder: %w", src, err)
-			}
-			ws.readable = repo.readable
-		} else {
-			ws.readable = alternatesOf(dir)
-		}
-		ws.credentials, ws.credsRefused = creds.forTools(true)
-		guard, err := newGitGuard(dir, creds.trees) // the copy's are the checkout's
-		if err != nil {
-			return nil, fmt.Errorf("workspace: %w", err)
-		}
-		ws.guards = append(ws.guards, guard)
-		return ws, nil
+		return st.copyWorkspace(ctx, src, real, dst, out, creds)
 	}
 	repo, err := st.gitSource(ctx, real, creds)
 	if err != nil {
@@ -146,7 +112,7 @@ func (st *runState) prepareWorkspace(ctx context.Context, s jobs.Session) (*work
 	if err == nil {
 		// The runner's git reads the session's changes through this copy, which the
 		// tools cannot reach, not through the git folder they had in their hands.
-		err = copyTree(filepath.Join(dst, ".git"), private, "")
+		err = copyTree(filepath.Join(dst, ".git"), private)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("workspace: worktree of %s: %w", src, err)
@@ -340,14 +306,15 @@ func gitEnv(base []string) []string {
 	})
 }
 
-// copyTree copies the folder src to dst, keeping modes and symlinks, and skipping skip
-// (the output folder, when it lies inside src).
-func copyTree(src, dst, skip string) error {
+// copyTree copies the folder src to dst, keeping modes and symlinks, and skipping the
+// folders skip, by their absolute paths (the output folder, when it lies inside src; a
+// repository's objects, which a copy reads through its alternates).
+func copyTree(src, dst string, skip ...string) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if abs, aerr := filepath.Abs(p); aerr == nil && abs == skip {
+		if abs, aerr := filepath.Abs(p); aerr == nil && slices.Contains(skip, abs) {
 			return filepath.SkipDir
 		}
 		rel, err := filepath.Rel(src, p)
