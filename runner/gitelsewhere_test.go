@@ -185,3 +185,28 @@ func TestCopyReadsTheObjects(t *testing.T) {
 		assert.Equal(t, "work\nstart\n", git(t, copied, "log", "--format=%s"))
 	})
 }
+
+// TestCopyReadsTheLFSObjects: a copy of a repository with Git LFS files holds none of
+// its LFS objects either, and its git-lfs finds them through the alternates at both
+// levels: an earlier version of a file is checked out with its content. What the tools
+// write into the copy's LFS store is not the repository's.
+func TestCopyReadsTheLFSObjects(t *testing.T) {
+	t.Parallel()
+	repo := lfsRepo(t)
+	store := objectFiles(t, []string{filepath.Join(repo, ".git", "lfs", "objects")})
+	kept := map[string]string{}
+	for _, p := range store {
+		kept[p] = readFile(t, p)
+	}
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		cmd := "cat big.bin; echo own: $(find .git/lfs -type f 2>/dev/null | wc -l); git checkout -q HEAD~1 -- big.bin && echo before: $(cat big.bin); " +
+			"find .git/lfs -type f -exec sh -c 'echo tampered > \"$1\"' _ {} \\; ; echo done"
+		_, _, output := runBash(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: copy}", level, repo), cmd)
+		for _, want := range []string{"the large file's content\n", "own: 0\n", "before: the first content\n"} {
+			assert.Contains(t, output, want, "at level %s:\n%s", level, output)
+		}
+		for p, content := range kept {
+			assert.Equal(t, content, readFile(t, p), "ESCAPE: the tools wrote the repository's LFS object %s", p)
+		}
+	})
+}

@@ -10,7 +10,8 @@ import (
 )
 
 // copyWorkspace makes the copy dst of the workspace folder src (real, with its links
-// resolved), leaving out the output folder out. A repository's objects are not copied:
+// resolved), leaving out the output folder out. A repository's objects, and its Git LFS
+// objects, are not copied:
 // the copy's git folder reads the original's through its alternates, which the tools may
 // read and not write, and what the copy's git adds stays the copy's. A repository's
 // objects are the bulk of a copy (a file each, where they are loose), and a batch of
@@ -20,7 +21,10 @@ func (st *runState) copyWorkspace(ctx context.Context, src, real, dst, out strin
 	shared := isDir(filepath.Join(real, ".git")) && isDir(objects) && realPath(objects)
 	skip := []string{out}
 	if shared {
-		skip = append(skip, filepath.Join(absOr(src), ".git", "objects"), objects)
+		// And its Git LFS objects, which git-lfs finds beside the alternates' objects.
+		for _, rel := range []string{"objects", "lfs/objects"} {
+			skip = append(skip, filepath.Join(absOr(src), ".git", rel), filepath.Join(real, ".git", rel))
+		}
 	}
 	if err := copyTree(src, dst, skip...); err != nil {
 		return nil, fmt.Errorf("workspace: copy %s: %w", src, err)

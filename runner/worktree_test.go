@@ -159,24 +159,9 @@ func TestWorktreeRunnersGitFolderIsOutOfReach(t *testing.T) {
 // levels: git-lfs finds the objects through the worktree's alternates.
 func TestWorktreeHasTheLFSFiles(t *testing.T) {
 	t.Parallel()
-	if _, err := exec.LookPath("git-lfs"); err != nil {
-		if os.Getenv("AGENTRUN_REQUIRE_TOOLS") != "" {
-			t.Fatal("git-lfs is not installed (apt-get install git-lfs) and AGENTRUN_REQUIRE_TOOLS is set")
-		}
-		t.Skip("git-lfs is not installed (apt-get install git-lfs)")
-	}
 	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
-		repo := newRepo(t, nil)
-		git(t, repo, "lfs", "install", "--local")
-		git(t, repo, "lfs", "track", "*.bin")
-		for _, content := range []string{"the first content\n", "the large file's content\n"} {
-			require.NoError(t, os.WriteFile(filepath.Join(repo, "big.bin"), []byte(content), 0o644))
-			git(t, repo, "add", "-A")
-			git(t, repo, "commit", "-q", "-m", "large")
-		}
-		require.Contains(t, git(t, repo, "show", "HEAD:big.bin"), "git-lfs.github.com/spec", "the file is no LFS pointer: the test proves nothing")
+		repo := lfsRepo(t)
 		store := objectFiles(t, []string{filepath.Join(repo, ".git", "lfs", "objects")})
-		require.Len(t, store, 2)
 		kept := map[string]string{}
 		for _, p := range store {
 			kept[p] = readFile(t, p)
@@ -261,4 +246,28 @@ func TestWorktreeWorksInItsFolder(t *testing.T) {
 		assert.Equal(t, protocol.StatusSuccess, sum.Sessions[0].Status, sum.Text())
 		assert.Contains(t, readFile(t, filepath.Join(out, runner.SessionsDir, "agent", runner.PatchFile)), "b/services/api/main.txt")
 	})
+}
+
+// lfsRepo is a repository whose big.bin is in Git LFS, in two commits: "the first
+// content", then "the large file's content". Without git-lfs the test skips, and fails
+// where AGENTRUN_REQUIRE_TOOLS is set.
+func lfsRepo(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("git-lfs"); err != nil {
+		if os.Getenv("AGENTRUN_REQUIRE_TOOLS") != "" {
+			t.Fatal("git-lfs is not installed (apt-get install git-lfs) and AGENTRUN_REQUIRE_TOOLS is set")
+		}
+		t.Skip("git-lfs is not installed (apt-get install git-lfs)")
+	}
+	repo := newRepo(t, nil)
+	git(t, repo, "lfs", "install", "--local")
+	git(t, repo, "lfs", "track", "*.bin")
+	for _, content := range []string{"the first content\n", "the large file's content\n"} {
+		require.NoError(t, os.WriteFile(filepath.Join(repo, "big.bin"), []byte(content), 0o644))
+		git(t, repo, "add", "-A")
+		git(t, repo, "commit", "-q", "-m", "large")
+	}
+	require.Contains(t, git(t, repo, "show", "HEAD:big.bin"), "git-lfs.github.com/spec", "the file is no LFS pointer: the test proves nothing")
+	require.Len(t, objectFiles(t, []string{filepath.Join(repo, ".git", "lfs", "objects")}), 2)
+	return repo
 }
