@@ -155,7 +155,7 @@ func bind(b Bind, host []string) error {
 		return fmt.Errorf("bind %s: %w", b.Path, err)
 	}
 	if b.Upper != "" && fi.IsDir() {
-		return layer(b, src, dst)
+		return layer(b, src, dst, "/oldroot"+b.Upper)
 	}
 	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %w", b.Path, err)
