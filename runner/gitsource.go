@@ -23,11 +23,13 @@ const privateGitDirs = ".git-private"
 // gitSource is what the git folders of a repository's workspaces are made from, where
 // a workspace has a git folder of its own: a worktree workspace, and a copy of a work
 // tree whose git folder lies elsewhere (a linked worktree's, a submodule's), which the
-// tools could not see or would share with the original. It is read once per run. The
-// git folder's objects are the repository's, through git's alternates, which the tools
-// may only read, and what the tools' git adds (objects, commits, branches, an index)
-// goes to the workspace's git folder, so the repository stays as it was. Its refs are
-// a copy of the repository's, and its config is the repository's, without credentials.
+// tools could not see or would share with the original. It is read once per run for
+// worktrees, which all start from one commit, and once per copy, as a copy's files
+// are. The git folder's objects are the repository's, through git's alternates, which
+// the tools may only read, and what the tools' git adds (objects, commits, branches, an
+// index) goes to the workspace's git folder, so the repository stays as it was. Its
+// refs are a copy of the repository's, and its config is the repository's, without
+// credentials.
 type gitSource struct {
 	top    string // the work tree's top folder
 	base   string // the commit at the work tree's HEAD
