@@ -225,19 +225,13 @@ func withoutUser(s string) (string, bool) {
 // entries creds, written by git itself: an entry goes, a URL loses its user, and a
 // section named by a URL with a user is written again under the URL without.
 func (g gitBin) cleanConfig(ctx context.Context, b []byte, all, creds []configEntry) ([]byte, error) {
-	f, err := os.CreateTemp("", "agentrun-gitconfig-")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = os.Remove(f.Name()) }()
-	if _, err := f.Write(b); err != nil {
-		_ = f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	file := []string{"config", "--file", f.Name()}
+	return editConfig(b, func(path string) error { return g.takeOut(ctx, path, all, creds) })
+}
+
+// takeOut takes the entries creds out of the config file at path, whose entries git
+// listed as all (cleanConfig).
+func (g gitBin) takeOut(ctx context.Context, path string, all, creds []configEntry) error {
+	file := []string{"config", "--file", path}
 	renamed := map[string]bool{}
 	for _, e := range creds {
 		section, sub, _ := e.parts()
@@ -247,7 +241,7 @@ func (g gitBin) cleanConfig(ctx context.Context, b []byte, all, creds []configEn
 		}
 		renamed[section+"."+sub] = true
 		if _, err := g.quiet(ctx, append(file, "--remove-section", section+"."+sub)...); err != nil {
-			return nil, err
+			return err
 		}
 		for _, moved := range all {
 			s, ms, name := moved.parts()
@@ -259,7 +253,7 @@ func (g gitBin) cleanConfig(ctx context.Context, b []byte, all, creds []configEn
 				continue // a header or a URL with a user of its own: not written again
 			}
 			if _, err := g.quiet(ctx, append(file, "--add", moved.key, moved.value)...); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -275,10 +269,46 @@ func (g gitBin) cleanConfig(ctx context.Context, b []byte, all, creds []configEn
 			args = append(file, "--fixed-value", "--replace-all", e.key, clean, e.value)
 		}
 		if _, err := g.quiet(ctx, args...); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
+
+// editConfig writes config content b to a temporary file of its own, has edit change
+// it there (with git config --file), and returns what the file holds then.
+func editConfig(b []byte, edit func(path string) error) ([]byte, error) {
+	f, err := os.CreateTemp("", "agentrun-gitconfig-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.Remove(f.Name()) }()
+	if _, err := f.Write(b); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	if err := edit(f.Name()); err != nil {
+		return nil, err
+	}
 	return os.ReadFile(f.Name())
+}
+
+// unsetKey takes every value of key out of the config file at path; a key the file
+// does not hold is no error (git config's exit status 5). The error names neither the
+// key nor the file's content: a key the tools chose may hold a secret of the session's.
+func (g gitBin) unsetKey(ctx context.Context, path, key string) error {
+	err := g.command(ctx, "config", "--file", path, "--unset-all", key).Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		if exit.ExitCode() == 5 {
+			return nil
+		}
+		return fmt.Errorf("git config --unset-all failed (exit status %d)", exit.ExitCode())
+	}
+	return err
 }
 
 // quiet runs a git command whose arguments and output may hold credentials: its error

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -193,12 +192,7 @@ func tameConfig(ctx context.Context, git gitBin, f string) ([]string, error) {
 			if err != nil {
 				break
 			}
-			// Not quiet: its error hides the exit code, and the key is no secret.
-			err = git.command(ctx, "config", "--file", f, "--unset-all", key).Run()
-			var exit *exec.ExitError
-			if errors.As(err, &exit) && exit.ExitCode() == 5 {
-				err = nil // no such key: a value git lists and cannot name
-			}
+			err = git.unsetKey(ctx, f, key)
 		}
 		if err == nil {
 			return []string{f}, nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -121,28 +120,14 @@ func (g gitBin) worktreeConfig(ctx context.Context, path string, creds *checkout
 	if !bytes.Contains(lower, []byte("worktree")) && !bytes.Contains(lower, []byte("refstorage")) {
 		return b, nil // no git process for the common case
 	}
-	f, err := os.CreateTemp("", "agentrun-gitconfig-*")
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = os.Remove(f.Name()) }()
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	for _, key := range []string{"core.worktree", "extensions.refStorage"} {
-		// Exit 5: the config has no such key.
-		if _, err := g.run(ctx, filepath.Dir(f.Name()), "config", "--file", f.Name(), "--unset-all", key); err != nil {
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 5 {
-				return nil, err
+	return editConfig(b, func(path string) error {
+		for _, key := range []string{"core.worktree", "extensions.refStorage"} {
+			if err := g.unsetKey(ctx, path, key); err != nil {
+				return err
 			}
 		}
-	}
-	return os.ReadFile(f.Name())
+		return nil
+	})
 }
 
 // withLFS are the object folders objects and the Git LFS stores beside them, where
