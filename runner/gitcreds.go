@@ -226,15 +226,9 @@ func commonDir(gitDir string) string {
 // folder's (a folder .git, or the folder a .git file names, and the common one it
 // shares with the other worktrees), the worktrees' and the submodules' under modules/.
 func configsOf(dir string) []string {
-	gitDir := filepath.Join(dir, ".git")
-	info, err := os.Stat(gitDir)
+	gitDir, err := gitDirOf(dir)
 	if err != nil {
 		return nil
-	}
-	if !info.IsDir() {
-		if gitDir, err = gitFileTarget(dir); err != nil {
-			return nil
-		}
 	}
 	common := commonDir(gitDir)
 	var out []string

@@ -147,13 +147,9 @@ func withLFS(objects []string) []string {
 // a clone was made with --shared or --reference (as CI keeps a mirror to clone from),
 // which the tools' git must read though it lies outside the workspace.
 func alternatesOf(dir string) []string {
-	gitDir := filepath.Join(dir, ".git")
-	if !isDir(gitDir) {
-		t, err := gitFileTarget(dir)
-		if err != nil {
-			return nil
-		}
-		gitDir = t
+	gitDir, err := gitDirOf(dir)
+	if err != nil {
+		return nil
 	}
 	return withLFS(objectFolders(filepath.Join(commonDir(gitDir), "objects"))[1:])
 }

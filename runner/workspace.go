@@ -161,6 +161,20 @@ func outsideGitDir(dir string) string {
 	return common
 }
 
+// gitDirOf is the git folder of the work tree dir: its .git folder, or the one its .git
+// file names (gitFileTarget).
+func gitDirOf(dir string) (string, error) {
+	gitDir := filepath.Join(dir, ".git")
+	info, err := os.Stat(gitDir)
+	if err != nil {
+		return "", err
+	}
+	if info.IsDir() {
+		return gitDir, nil
+	}
+	return gitFileTarget(dir)
+}
+
 // gitFileTarget is the git folder that the .git file of the work tree dir names (a
 // worktree's, a submodule's), as an absolute path.
 func gitFileTarget(dir string) (string, error) {
