@@ -119,13 +119,22 @@ func newGitGuard(workspace string, trees []string) (*gitGuard, error) {
 		if !realPath(dir) || slices.ContainsFunc(g.folders, func(f guardedFolder) bool { return pathname.Within(f.path, dir) }) {
 			continue
 		}
-		files, err := scanGuarded(dir, nil)
+		f, err := guardFolder(dir)
 		if err != nil {
-			return nil, fmt.Errorf("git folder %s: %w", dir, err)
+			return nil, err
 		}
-		g.folders = append(g.folders, guardedFolder{path: dir, files: files})
+		g.folders = append(g.folders, f)
 	}
 	return g, nil
+}
+
+// guardFolder saves what the guard keeps of the git folder dir.
+func guardFolder(dir string) (guardedFolder, error) {
+	files, err := scanGuarded(dir, nil)
+	if err != nil {
+		return guardedFolder{}, fmt.Errorf("git folder %s: %w", dir, err)
+	}
+	return guardedFolder{path: dir, files: files}, nil
 }
 
 // sharedGuard is the guard of dir, a shared workspace or a writable path, made once per
@@ -142,11 +151,11 @@ func (st *runState) sharedGuard(dir string, trees func() []string) (*gitGuard, e
 // they write a checkout's own.
 func (st *runState) folderGuard(dir string) (*gitGuard, error) {
 	return st.guards.get(dir, func() (*gitGuard, error) {
-		files, err := scanGuarded(dir, nil)
+		f, err := guardFolder(dir)
 		if err != nil {
-			return nil, fmt.Errorf("git folder %s: %w", dir, err)
+			return nil, err
 		}
-		return &gitGuard{folders: []guardedFolder{{path: dir, files: files}}, gitFiles: map[string]guardedFile{}}, nil
+		return &gitGuard{folders: []guardedFolder{f}, gitFiles: map[string]guardedFile{}}, nil
 	})
 }
 
