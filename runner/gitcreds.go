@@ -170,7 +170,7 @@ const nestedDepth = 3
 func repoConfigs(dir string, nested []string) []string {
 	out := configsOf(dir)
 	for up := filepath.Dir(dir); len(out) == 0 && up != filepath.Dir(up); up = filepath.Dir(up) {
-		if _, err := os.Lstat(filepath.Join(up, ".git")); err == nil {
+		if exists(filepath.Join(up, ".git")) {
 			out = configsOf(up)
 			break
 		}
@@ -195,7 +195,7 @@ func nestedWorkTrees(dir, skip string) []string {
 		case d.Name() == ".git" || d.Name() == "node_modules" || p == skip:
 			return filepath.SkipDir
 		}
-		if _, err := os.Lstat(filepath.Join(p, ".git")); err == nil {
+		if exists(filepath.Join(p, ".git")) {
 			if rel, err := filepath.Rel(dir, p); err == nil {
 				out = append(out, rel)
 			}

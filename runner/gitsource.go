@@ -154,6 +154,12 @@ func alternatesOf(dir string) []string {
 	return withLFS(objectFolders(filepath.Join(commonDir(gitDir), "objects"))[1:])
 }
 
+// exists reports whether path is there (a link counts, wherever it leads).
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
 // isDir reports whether path is a folder.
 func isDir(path string) bool {
 	info, err := os.Stat(path)

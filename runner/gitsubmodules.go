@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -93,10 +92,4 @@ func parseGitlinks(out []byte) []gitlink {
 		links = append(links, gitlink{path: p, commit: string(fields[1])})
 	}
 	return links
-}
-
-// exists reports whether path is there (a link counts, wherever it leads).
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }
