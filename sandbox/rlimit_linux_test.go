@@ -111,6 +111,40 @@ func init() {
 		report("child_limits", strings.Join(strings.Fields(string(out)), ","))
 		return 0
 	}
+	childScenarios["rlimit-below-hard"] = func() int {
+		// The runner's own hard limits are lower than the sandbox's: a container's
+		// --ulimit, a service's LimitNOFILE. Lowering a hard limit needs no privilege.
+		for _, r := range []struct {
+			resource int
+			v        uint64
+		}{{syscall.RLIMIT_NOFILE, 100}, {syscall.RLIMIT_FSIZE, 1 << 20}} {
+			if err := syscall.Setrlimit(r.resource, &syscall.Rlimit{Cur: r.v, Max: r.v}); err != nil {
+				report("lower", err)
+				return 1
+			}
+		}
+		if err := DefaultLimits.Apply(); err != nil {
+			report("apply", err)
+			return 1
+		}
+		report("apply", "ok")
+		var files []*os.File
+		var err error
+		for range 200 {
+			var f *os.File
+			if f, err = os.Open(os.DevNull); err != nil {
+				break
+			}
+			files = append(files, f)
+		}
+		report("go_emfile", errors.Is(err, syscall.EMFILE))
+		for _, f := range files {
+			_ = f.Close()
+		}
+		out, _ := exec.Command("bash", "-c", "ulimit -n; ulimit -Hn; ulimit -Hf").Output()
+		report("child_limits", strings.Join(strings.Fields(string(out)), ","))
+		return 0
+	}
 	childScenarios["rlimit-as"] = func() int {
 		py := systemPython()
 		if err := (Limits{AddressSpace: 1 << 30}).Apply(); err != nil {
@@ -182,6 +216,17 @@ func TestLimitsOpenFiles(t *testing.T) {
 	assert.Equal(t, "64", got["hard"])
 	assert.Equal(t, "true", got["go_emfile"])
 	assert.Equal(t, "64,64", got["child_limits"], "os/exec must not restore the start-up soft limit")
+}
+
+// TestLimitsBelowTheHardLimit applies DefaultLimits in a process whose hard limits are
+// already lower, as a runner in a container with a low --ulimit is: they stay as low as
+// they were (a limit is never raised), and the worker still starts.
+func TestLimitsBelowTheHardLimit(t *testing.T) {
+	got := runChild(t, "rlimit-below-hard")
+	require.Equal(t, "ok", got["apply"])
+	assert.Equal(t, "true", got["go_emfile"], "a 200th open file past the limit of 100")
+	// bash's ulimit -f counts blocks of 1024 bytes.
+	assert.Equal(t, "100,100,1024", got["child_limits"])
 }
 
 func TestLimitsAddressSpace(t *testing.T) {
