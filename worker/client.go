@@ -66,7 +66,8 @@ func New(cfg Config, binary string, activity func()) *Client {
 	return &Client{cfg: cfg, binary: binary, activity: activity}
 }
 
-// SetSpawner makes the workers of level strict start through s.
+// SetSpawner makes the workers of level strict start through s, and the workers of
+// every level take their turns to start from it: the clients of one run share one.
 func (c *Client) SetSpawner(s *Spawner) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -57,42 +57,14 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, pro
 	if strictNet && proxy == nil {
 		return nil, Ready{}, errors.New("worker: the spec has network at level strict, and no proxy serves it (Client.SetProxy)")
 	}
-	reqR, reqW, err := os.Pipe()
+	p, offer, err := launch(spawner, binary, cfg.Spec.Level, handOff)
 	if err != nil {
-		return nil, Ready{}, fmt.Errorf("worker: %w", err)
-	}
-	repR, repW, err := os.Pipe()
-	if err != nil {
-		_ = reqR.Close()
-		_ = reqW.Close()
-		return nil, Ready{}, fmt.Errorf("worker: %w", err)
-	}
-	files := []*os.File{reqR, repW}
-	var offer *os.File // the client's end of the socket the listener comes on
-	if handOff {
-		var theirs *os.File
-		if offer, theirs, err = handOffPair(); err != nil {
-			_, _, _, _ = reqR.Close(), reqW.Close(), repR.Close(), repW.Close()
-			return nil, Ready{}, fmt.Errorf("worker: %w", err)
-		}
-		defer func() { _ = offer.Close() }()
-		files = append(files, theirs)
-	}
-	p := &process{req: reqW, rep: repR, stderr: &tailBuffer{max: 8 << 10}}
-	if spawner != nil && cfg.Spec.Level == sandbox.LevelStrict {
-		p.child, err = spawnWorker(spawner, binary, cfg.Spec.Level, files, p.stderr)
-	} else {
-		p.child, err = execWorker(binary, cfg.Spec.Level, files, p.stderr)
-	}
-	for _, f := range files {
-		_ = f.Close()
-	}
-	if err != nil {
-		_ = reqW.Close()
-		_ = repR.Close()
 		return nil, Ready{}, err
 	}
-	p.dec = protocol.NewFrameDecoder(repR, maxFrame)
+	if offer != nil {
+		defer func() { _ = offer.Close() }()
+	}
+	p.dec = protocol.NewFrameDecoder(p.rep, maxFrame)
 	if cfg.Spec.Level != sandbox.LevelOff {
 		// Before the config goes out the worker has started nothing: everything it
 		// starts is born in the cgroup.
@@ -108,11 +80,11 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, pro
 		_ = p.close()
 		return nil, Ready{}, p.exitError(err)
 	}
-	_ = repR.SetReadDeadline(time.Now().Add(startTimeout))
-	stopCancel := context.AfterFunc(ctx, func() { _ = repR.SetReadDeadline(time.Now()) })
+	_ = p.rep.SetReadDeadline(time.Now().Add(startTimeout))
+	stopCancel := context.AfterFunc(ctx, func() { _ = p.rep.SetReadDeadline(time.Now()) })
 	ok := p.dec.Next()
 	stopCancel()
-	_ = repR.SetReadDeadline(time.Time{})
+	_ = p.rep.SetReadDeadline(time.Time{})
 	if !ok {
 		_ = p.close()
 		return nil, Ready{}, p.exitError(p.dec.Err())
@@ -152,6 +124,52 @@ func start(ctx context.Context, cfg Config, binary string, spawner *Spawner, pro
 	p.frames, p.stopped, p.readDone = make(chan []string), make(chan struct{}), make(chan struct{})
 	go p.read()
 	return p, ready, nil
+}
+
+// launch makes a worker's pipes and starts it, through spawner when it is set and the
+// level is strict, and returns it with the client's end of the socket its listener
+// comes on (handOff). It holds the spawner's turn from the first pipe to the close of
+// the worker's ends, so a start waiting for its turn holds no descriptor: a thousand
+// sessions that call a tool at once would otherwise hold six each while they queue,
+// more than the open-files limit the run was checked against.
+func launch(spawner *Spawner, binary string, level sandbox.Level, handOff bool) (*process, *os.File, error) {
+	defer spawner.take()()
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("worker: %w", err)
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		_, _ = reqR.Close(), reqW.Close()
+		return nil, nil, fmt.Errorf("worker: %w", err)
+	}
+	files := []*os.File{reqR, repW}
+	var offer *os.File
+	if handOff {
+		var theirs *os.File
+		if offer, theirs, err = handOffPair(); err != nil {
+			_, _, _, _ = reqR.Close(), reqW.Close(), repR.Close(), repW.Close()
+			return nil, nil, fmt.Errorf("worker: %w", err)
+		}
+		files = append(files, theirs)
+	}
+	p := &process{req: reqW, rep: repR, stderr: &tailBuffer{max: 8 << 10}}
+	if spawner != nil && level == sandbox.LevelStrict {
+		p.child, err = spawnWorker(spawner, binary, level, files, p.stderr)
+	} else {
+		p.child, err = execWorker(binary, level, files, p.stderr)
+	}
+	for _, f := range files {
+		_ = f.Close()
+	}
+	if err != nil {
+		_, _ = reqW.Close(), repR.Close()
+		if offer != nil {
+			_ = offer.Close()
+		}
+		return nil, nil, err
+	}
+	return p, offer, nil
 }
 
 // oomKills is how many of the session's processes the kernel has killed for its memory

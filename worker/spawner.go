@@ -22,8 +22,10 @@ const (
 // copied the runner's page tables, and the runner then faulted on each page it wrote
 // next; the spawner's few megabytes are cheap to copy. One Spawner serves all of a run's
 // sessions; it starts its process at the first worker, and again after that process has
-// died. Its zero value is not usable: call NewSpawner.
+// died. It also gives the run's worker starts of every level their turns (take), so that
+// those waiting hold no descriptors. Its zero value is not usable: call NewSpawner.
 type Spawner struct {
+	turn   sync.Mutex // held by the one worker start whose descriptors are open
 	mu     sync.Mutex // one start at a time; guards the rest
 	cmd    *exec.Cmd
 	conn   *net.UnixConn
@@ -35,6 +37,16 @@ type Spawner struct {
 
 // NewSpawner returns a spawner whose process is not started yet.
 func NewSpawner() *Spawner { return &Spawner{} }
+
+// take waits for the turn of one worker start and returns its end. Without a spawner
+// every start has its turn at once.
+func (s *Spawner) take() (release func()) {
+	if s == nil {
+		return func() {}
+	}
+	s.turn.Lock()
+	return s.turn.Unlock
+}
 
 // Close ends the spawner's process, and with it every worker it started that is still
 // running (they die with their parent): call it once the run's workers have been closed.
