@@ -32,7 +32,7 @@ type FrameDecoder struct {
 // NewFrameDecoder returns a decoder reading from r, accepting frames of up to maxFrame
 // bytes (the sum of their field lengths).
 func NewFrameDecoder(r io.Reader, maxFrame int) *FrameDecoder {
-	return &FrameDecoder{d: RESPDecoder{r: bufio.NewReaderSize(r, readBufferSize), maxFrame: maxFrame}}
+	return &FrameDecoder{d: RESPDecoder{r: bufio.NewReaderSize(r, frameBufferSize), maxFrame: maxFrame}}
 }
 
 // Fields returns the fields of the frame read by the last successful Next. The slice

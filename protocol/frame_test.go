@@ -3,9 +3,12 @@ package protocol
 import (
 	"bytes"
 	"errors"
-	"github.com/agentrun/agentrun/fuzzguard"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
+
+	"github.com/agentrun/agentrun/fuzzguard"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,6 +27,50 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 	require.NoError(t, d.Err())
 	assert.Equal(t, frames, got)
+}
+
+// TestFrameFieldsAboutTheBuffer decodes fields of every size about the decoder's buffer
+// and past firstGrow, from readers that return one byte, half of what is asked, or the
+// last data with io.EOF, and a large field cut short.
+func TestFrameFieldsAboutTheBuffer(t *testing.T) {
+	sizes := []int{0, 1, frameBufferSize - 3, frameBufferSize - 2, frameBufferSize - 1, frameBufferSize,
+		frameBufferSize + 1, 2*frameBufferSize + 5, 100 << 10, firstGrow, firstGrow + 7}
+	var stream []byte
+	var want [][]string
+	for _, n := range sizes {
+		f := []string{"F", strings.Repeat("ab\r\n\x00", n/5+1)[:n], "after"}
+		want = append(want, f)
+		stream = AppendFrame(stream, f...)
+	}
+	readers := map[string]func(io.Reader) io.Reader{
+		"whole":         func(r io.Reader) io.Reader { return r },
+		"one byte":      iotest.OneByteReader,
+		"half":          iotest.HalfReader,
+		"data with EOF": iotest.DataErrReader,
+	}
+	for name, wrap := range readers {
+		t.Run(name, func(t *testing.T) {
+			d := NewFrameDecoder(wrap(bytes.NewReader(stream)), DefaultMaxFrame)
+			var got [][]string
+			for d.Next() {
+				got = append(got, append([]string(nil), d.Fields()...))
+			}
+			require.NoError(t, d.Err())
+			require.Len(t, got, len(want))
+			for i := range want {
+				// Compared by length first: a failing assert.Equal would print a megabyte.
+				require.Len(t, got[i], 3, "frame %d", i)
+				assert.Len(t, got[i][1], len(want[i][1]), "frame %d", i)
+				assert.True(t, got[i][1] == want[i][1] && got[i][2] == "after", "frame %d of a %d-byte field differs", i, sizes[i])
+			}
+		})
+	}
+	t.Run("cut short", func(t *testing.T) {
+		cut := AppendFrame(nil, "F", strings.Repeat("x", 100<<10))
+		d := NewFrameDecoder(bytes.NewReader(cut[:len(cut)-1000]), DefaultMaxFrame)
+		assert.False(t, d.Next())
+		assert.ErrorIs(t, d.Err(), ErrTruncated)
+	})
 }
 
 func TestFrameSameBytesAsRESP(t *testing.T) {

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
-	"strings"
+	"unsafe"
 )
 
 // The RESP-like framing is the seed's: "*N\r\n" and then N fields, each "$LEN\r\n",
@@ -34,6 +35,9 @@ const (
 	// readBufferSize is the decoder's buffer. Fields that fit are copied once, from
 	// the buffer into their string.
 	readBufferSize = 64 << 10
+	// frameBufferSize is FrameDecoder's: a worker's client holds one for the worker's
+	// life, and 64 KiB for each of a thousand sessions was 64 MB of the runner's memory.
+	frameBufferSize = 4 << 10
 	// firstGrow caps the memory reserved for a large field before its bytes arrive,
 	// so a short input that declares a huge field cannot make the decoder allocate it.
 	firstGrow = 1 << 20
@@ -247,8 +251,9 @@ func (d *RESPDecoder) fieldError(err error, i int) error {
 }
 
 // readField reads the payload of field i and its CRLF. A field that fits the buffer is
-// copied once, from the buffer into the string; a larger one is gathered chunk by
-// chunk into a strings.Builder whose memory grows only as bytes arrive.
+// copied once, from the buffer into the string; a larger one is read into memory of its
+// own, which grows only as bytes arrive, past the buffer once it is empty (so a small
+// buffer costs no extra reads).
 func (d *RESPDecoder) readField(size, i int) (string, error) {
 	if size+2 <= d.r.Size() {
 		b, err := d.peekField(size, i)
@@ -259,27 +264,23 @@ func (d *RESPDecoder) readField(size, i int) (string, error) {
 		_, _ = d.r.Discard(size + 2) // cannot fail: peekField buffered these bytes
 		return s, nil
 	}
-	var sb strings.Builder
-	sb.Grow(min(size, firstGrow))
-	for remaining := size; remaining > 0; {
-		if d.r.Buffered() == 0 {
-			if _, err := d.r.Peek(1); err != nil {
-				return "", d.fieldError(err, i)
-			}
+	buf := make([]byte, 0, min(size, firstGrow))
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, size-len(buf)) // the bytes are arriving: reserve the rest at once
 		}
-		chunk, _ := d.r.Peek(min(remaining, d.r.Buffered())) // buffered: cannot fail
-		if sb.Cap()-sb.Len() < len(chunk) {
-			sb.Grow(remaining) // the bytes are arriving: reserve the rest at once
+		n, err := d.r.Read(buf[len(buf):min(size, cap(buf))])
+		buf = buf[:len(buf)+n]
+		if err != nil && len(buf) < size {
+			return "", d.fieldError(err, i)
 		}
-		sb.Write(chunk)
-		_, _ = d.r.Discard(len(chunk))
-		remaining -= len(chunk)
 	}
 	if _, err := d.peekField(0, i); err != nil {
 		return "", err
 	}
 	_, _ = d.r.Discard(2)
-	return sb.String(), nil
+	// buf is never written again: the string may take its memory, as strings.Builder's does.
+	return unsafe.String(unsafe.SliceData(buf), size), nil
 }
 
 // kindOfBytes returns the kind whose RESP type name is b.
