@@ -98,12 +98,23 @@ func (s *Spawner) roundTrip(binary string, level sandbox.Level, files ...*os.Fil
 		s.buf, s.oob = make([]byte, maxSpawnFrame), make([]byte, unix.CmsgSpace(4))
 	}
 	buf, oob := s.buf, s.oob
-	n, oobn, _, _, err := s.conn.ReadMsgUnix(buf, oob)
+	n, oobn, flags, _, err := s.conn.ReadMsgUnix(buf, oob)
 	if err != nil {
 		return 0, 0, true, fmt.Errorf("worker spawner: %w%s", err, tailOf(s.stderr))
 	}
 	if n == 0 {
 		return 0, 0, true, fmt.Errorf("worker spawner: it ended%s", tailOf(s.stderr))
+	}
+	if flags&unix.MSG_CTRUNC != 0 {
+		// The kernel had no room in this process's file table for the pidfd, and
+		// dropped it: the spawner is sound, and the worker, without this process's
+		// pidfd, ends when the caller closes its pipes.
+		if fds, err := receivedFDs(oob[:oobn]); err == nil {
+			for _, fd := range fds {
+				_ = unix.Close(fd)
+			}
+		}
+		return 0, 0, false, fmt.Errorf("worker spawner: no room for the worker's pidfd: %w", unix.EMFILE)
 	}
 	got, err := receivedFDs(oob[:oobn])
 	if err != nil {
