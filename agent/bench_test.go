@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -144,12 +143,13 @@ func layoutOf(tb testing.TB, dir string) []entry {
 
 // recreate makes the folders and files of layout under dir, each file in one write of
 // its size: what the file system charges any program that leaves what a session
-// leaves, without agentrun (the disk's floor of the session's CPU). It runs on one
-// locked thread and returns that thread's CPU time, the kernel's included.
+// leaves, without agentrun (the disk's floor of the session's CPU). It returns the
+// process's CPU time meanwhile, the kernel's included, and the Go runtime's on its
+// behalf: where a system call is slow (a file created on a disk that searches for a
+// free inode) the runtime hands its processor to another thread and wakes it again,
+// which a count of the calling thread's time alone left to the session.
 func recreate(tb testing.TB, dir string, layout []entry) time.Duration {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	start := threadCPU(tb)
+	start := cpuTime()
 	for _, e := range layout {
 		path := filepath.Join(dir, e.rel)
 		if e.dir {
@@ -158,5 +158,5 @@ func recreate(tb testing.TB, dir string, layout []entry) time.Duration {
 		}
 		require.NoError(tb, os.WriteFile(path, make([]byte, e.size), 0o644))
 	}
-	return threadCPU(tb) - start
+	return cpuTime() - start
 }
