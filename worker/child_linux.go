@@ -55,18 +55,12 @@ func newSpawnedChild(id, pidfd int, stderr *os.File, w io.Writer) (*spawnedChild
 	c := &spawnedChild{id: id, pidfd: os.NewFile(uintptr(pidfd), "pidfd"), stderr: stderr, copied: make(chan struct{})}
 	go func() {
 		defer close(c.copied)
-		// A small buffer of its own: io.Copy's 32 KiB, for each running worker, was
-		// the largest of the runner's allocations that a session held.
-		_, _ = io.CopyBuffer(w, onlyReader{stderr}, make([]byte, 1<<10))
+		_, _ = io.Copy(w, stderr)
 	}()
 	return c, nil
 }
 
 func (c *spawnedChild) pid() int { return c.id }
-
-// onlyReader hides its reader's WriteTo, so that io.CopyBuffer uses the buffer it is
-// given (an *os.File's WriteTo copies through one of 32 KiB).
-type onlyReader struct{ io.Reader }
 
 // kill signals through the pidfd while holding it, so that a wait closing it at once
 // cannot make the signal go to whatever the number is reused for.

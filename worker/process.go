@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -337,6 +338,27 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.b = t.b[len(t.b)-t.max:]
 	}
 	return len(p), nil
+}
+
+// ReadFrom copies r into the buffer until r ends, through a buffer of 1 KiB: the
+// copies of every running worker's stderr (os/exec's, and a spawned worker's) come
+// here, where io.Copy would hold 32 KiB for each.
+func (t *tailBuffer) ReadFrom(r io.Reader) (int64, error) {
+	buf := make([]byte, 1<<10)
+	var n int64
+	for {
+		m, err := r.Read(buf)
+		if m > 0 {
+			_, _ = t.Write(buf[:m])
+			n += int64(m)
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 func (t *tailBuffer) String() string {

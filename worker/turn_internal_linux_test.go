@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -78,5 +79,25 @@ func waitTaking(t *testing.T, n int) {
 		}
 		require.True(t, time.Now().Before(deadline), "%d starts do not wait for their turn:\n%s", n, stacks)
 		runtime.Gosched()
+	}
+}
+
+// BenchmarkStderrCopy copies a worker's stderr, a line and its end, from a pipe into
+// its tail as both kinds of worker do (io.Copy, os/exec's through it): B/op is what the
+// copy allocates, and holds for as long as the worker runs.
+func BenchmarkStderrCopy(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		r, w, err := os.Pipe()
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = w.WriteString("worker: a line of its stderr\n")
+		_ = w.Close()
+		t := &tailBuffer{max: 8 << 10}
+		if _, err := io.Copy(t, r); err != nil {
+			b.Fatal(err)
+		}
+		_ = r.Close()
 	}
 }
