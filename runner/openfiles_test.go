@@ -48,6 +48,10 @@ func TestOpenFilesLimit(t *testing.T) {
 			"ulimit -Hn 1356", "LimitNOFILE=1356", "--ulimit nofile=1356", "lower concurrency to 4",
 			"nothing written",
 		}},
+		{"hard limit below what the run keeps for itself", "256:256", "as-is", []string{
+			"RLIMIT_NOFILE is 256 (hard limit 256), and 100 sessions at once need about 1356",
+			"docker run --ulimit nofile=1356) and no concurrency fits this limit", "nothing written",
+		}},
 		{"soft limit lowered, hard limit enough", "300:4096", "lower-soft", []string{
 			"soft limit before the run 300", "ran 100 sessions", "soft limit after the run 4096",
 		}},
