@@ -70,8 +70,12 @@ func tasksFit(running int, limits []taskLimit) error {
 	if len(short) == 0 {
 		return nil
 	}
+	lower := "and no concurrency fits them"
+	if fit > 0 {
+		lower = fmt.Sprintf("or lower concurrency to %d", fit)
+	}
 	return fmt.Errorf("%w: %d sessions at once need about %d tasks (%d each for its worker and tools, %d for the run), "+
-		"and %s; or lower concurrency to %d", ErrTasks, running, need, tasksPerSession, tasksPerRun, strings.Join(short, "; "), fit)
+		"and %s; %s", ErrTasks, running, need, tasksPerSession, tasksPerRun, strings.Join(short, "; "), lower)
 }
 
 // taskLimits are the limits on the tasks this process may start, each with what it

@@ -23,13 +23,13 @@ func TestTasksFit(t *testing.T) {
 		"no limits":             {running: 10000},
 		"every limit has room":  {running: 50, limits: []taskLimit{pidMax, cgroup}},
 		"exactly enough":        {running: 1, limits: []taskLimit{{name: "kernel.threads-max", max: 100, free: tasksPerSession + tasksPerRun, raise: "%d"}}},
-		"one short":             {running: 1, limits: []taskLimit{{name: "kernel.threads-max", max: 100, free: tasksPerSession + tasksPerRun - 1, raise: "up to %d"}}, want: []string{"kernel.threads-max is 100 and leaves 75 (up to 101)", "lower concurrency to 0"}},
+		"one short":             {running: 1, limits: []taskLimit{{name: "kernel.threads-max", max: 100, free: tasksPerSession + tasksPerRun - 1, raise: "up to %d"}}, want: []string{"kernel.threads-max is 100 and leaves 75 (up to 101)", "; and no concurrency fits them"}},
 		"the cgroup is too low": {running: 100, limits: []taskLimit{pidMax, cgroup}, want: []string{"task limit too low: 100 sessions at once need about 1264 tasks (12 each for its worker and tools, 64 for the run)", "the pids.max of cgroup /sys/fs/cgroup/ci is 1000 and leaves 900 (raise it to 1364: TasksMax=", "lower concurrency to 69"}, not: []string{"pid_max"}},
 		"pid_max is too low": {running: 10000, limits: []taskLimit{pidMax}, want: []string{
 			"10000 sessions at once need about 120064 tasks", "kernel.pid_max is 32768 and leaves 32600 (sysctl -w kernel.pid_max=120232 as root)", "lower concurrency to 2711",
 		}},
 		"both, the lower sets the concurrency": {running: 10000, limits: []taskLimit{pidMax, cgroup}, want: []string{"kernel.pid_max is 32768", "cgroup /sys/fs/cgroup/ci is 1000", "lower concurrency to 69"}},
-		"no room at all":                       {running: 5, limits: []taskLimit{{name: "RLIMIT_NPROC", max: 50, free: -3, raise: "ulimit -u %d"}}, want: []string{"RLIMIT_NPROC is 50 and leaves 0 (ulimit -u 177)", "lower concurrency to 0"}},
+		"no room at all":                       {running: 5, limits: []taskLimit{{name: "RLIMIT_NPROC", max: 50, free: -3, raise: "ulimit -u %d"}}, want: []string{"RLIMIT_NPROC is 50 and leaves 0 (ulimit -u 177)", "; and no concurrency fits them"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
