@@ -94,21 +94,8 @@ func init() {
 		_ = unix.Getrlimit(unix.RLIMIT_NOFILE, &lim)
 		report("soft", lim.Cur)
 		report("hard", lim.Max)
-		var err error
-		var files []*os.File
-		for range 100 {
-			var f *os.File
-			if f, err = os.Open(os.DevNull); err != nil {
-				break
-			}
-			files = append(files, f)
-		}
-		report("go_emfile", errors.Is(err, syscall.EMFILE))
-		for _, f := range files {
-			_ = f.Close()
-		}
-		out, _ := exec.Command("sh", "-c", "ulimit -n; ulimit -Hn").Output()
-		report("child_limits", strings.Join(strings.Fields(string(out)), ","))
+		report("go_emfile", emfileWithin(100))
+		report("child_limits", bashOutput("ulimit -n; ulimit -Hn"))
 		return 0
 	}
 	childScenarios["rlimit-below-hard"] = func() int {
@@ -128,21 +115,8 @@ func init() {
 			return 1
 		}
 		report("apply", "ok")
-		var files []*os.File
-		var err error
-		for range 200 {
-			var f *os.File
-			if f, err = os.Open(os.DevNull); err != nil {
-				break
-			}
-			files = append(files, f)
-		}
-		report("go_emfile", errors.Is(err, syscall.EMFILE))
-		for _, f := range files {
-			_ = f.Close()
-		}
-		out, _ := exec.Command("bash", "-c", "ulimit -n; ulimit -Hn; ulimit -Hf").Output()
-		report("child_limits", strings.Join(strings.Fields(string(out)), ","))
+		report("go_emfile", emfileWithin(200))
+		report("child_limits", bashOutput("ulimit -n; ulimit -Hn; ulimit -Hf"))
 		return 0
 	}
 	childScenarios["rlimit-as"] = func() int {
@@ -200,6 +174,31 @@ func init() {
 		report("forked", strings.TrimSpace(string(out)))
 		return 0
 	}
+}
+
+// emfileWithin says whether opening n files fails with EMFILE on the way; it closes
+// what it opened.
+func emfileWithin(n int) bool {
+	var files []*os.File
+	var err error
+	for range n {
+		var f *os.File
+		if f, err = os.Open(os.DevNull); err != nil {
+			break
+		}
+		files = append(files, f)
+	}
+	for _, f := range files {
+		_ = f.Close()
+	}
+	return errors.Is(err, syscall.EMFILE)
+}
+
+// bashOutput is what a child bash prints for script, its words joined by commas (bash:
+// sh's ulimit differs from one shell to another).
+func bashOutput(script string) string {
+	out, _ := exec.Command("bash", "-c", script).Output()
+	return strings.Join(strings.Fields(string(out)), ",")
 }
 
 func TestLimitsFileSize(t *testing.T) {
