@@ -106,6 +106,10 @@ type Options struct {
 	Groups tools.Groups
 	// Home and InstructionHome feed the agent's prompt layers.
 	Home, InstructionHome string
+	// AccountHome is the home of the account agentrun runs as, from the password
+	// database, whose credential stores the tools must not read where it is not Home:
+	// $HOME unset, or set to a folder of a CI system's.
+	AccountHome string
 	// Version is written to run.json.
 	Version string
 	// Compaction tunes context compaction; a session's max_context sets MaxContext.

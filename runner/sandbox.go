@@ -143,9 +143,10 @@ type sandboxRequest struct {
 	Level    sandbox.Level
 	BashMode string
 	// Workspace is the session's working directory; Home the user's home, against
-	// which ~ in Writable and Readable expands.
-	Workspace, Home    string
-	Writable, Readable []string
+	// which ~ in Writable and Readable expands; AccountHome the home of the account
+	// the runner runs as (Options.AccountHome).
+	Workspace, Home, AccountHome string
+	Writable, Readable           []string
 	// Caches are the spec's caches, and CacheRoot the folder of the layers the tools
 	// write over them at level strict ("": the system's temporary folder).
 	Caches    []string
@@ -224,7 +225,7 @@ func newSandbox(req sandboxRequest, opts SandboxOptions, rep sandbox.Report, pro
 			home = v
 		}
 	}
-	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home,
+	spec := sandbox.Spec{Level: level, Mode: mode, Workspace: real, Home: home, AccountHome: req.AccountHome,
 		Writable: expandHome(req.Writable, home), Readable: expandHome(req.Readable, home), Scratch: req.Scratch,
 		Memory: req.Memory, RootOnly: req.RootOnly, Credentials: req.Checkout, Caches: expandHome(req.Caches, home)}
 	for _, w := range slices.Concat(spec.Writable, spec.Caches) {
@@ -376,7 +377,7 @@ func (st *runState) openSandbox(s jobs.Session, ws *workspace, activity func(), 
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	req := sandboxRequest{Level: sandbox.Level(s.Settings.Sandbox.Level), BashMode: s.Settings.BashMode,
-		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, Writable: slices.Concat(s.Settings.Sandbox.Writable, ws.writable), Caches: s.Settings.Sandbox.Caches, CacheRoot: cacheRoot, Readable: slices.Concat(s.Settings.Sandbox.Readable, user.readable, readableOutside(ws.readable, writable)),
+		Workspace: ws.dir, Checkout: slices.Concat(ws.credentials, user.hide), CheckoutRefused: ws.credsRefused, Home: o.Home, AccountHome: o.AccountHome, Writable: slices.Concat(s.Settings.Sandbox.Writable, ws.writable), Caches: s.Settings.Sandbox.Caches, CacheRoot: cacheRoot, Readable: slices.Concat(s.Settings.Sandbox.Readable, user.readable, readableOutside(ws.readable, writable)),
 		Allow: s.Settings.Network.Allow, Env: toolEnv(o.Environ, user.env, s.Settings.Env), ToolTimeout: s.Settings.ToolTimeout,
 		Hidden: hidden, Out: st.outDir, TempRoot: st.tempRoot, RootOnly: st.rootOnly(), Scratch: uint64(s.Settings.Sandbox.ScratchMiB) << 20,
 		Memory: uint64(s.Settings.Sandbox.MemoryMiB) << 20}

@@ -54,6 +54,10 @@ type Spec struct {
 	Workspace string
 	// Home is the user's home directory as tools see it ($HOME).
 	Home string
+	// AccountHome is the home of the account the runner runs as, from the password
+	// database, where it is not Home ($HOME unset, or a CI system's folder): its
+	// credential stores are hidden as Home's are.
+	AccountHome string
 	// Writable and Readable are the spec's extra paths (sandbox.writable/readable).
 	Writable, Readable []string
 	// Caches are the spec's caches (sandbox.caches), and CacheDir the session's
@@ -174,7 +178,7 @@ var sensitiveHome = []string{
 }
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the
-// credential stores in the home directory, plus extra (the runner's own state, such as
+// credential stores in the home directories ($HOME's and the account's), plus extra (the runner's own state, such as
 // its output and home directories). Each is there also as the host resolves it, where
 // a symbolic link is on its way ($HOME a link, as /home is to /var/home on Fedora's
 // atomic desktops, or ~/.ssh a link to where the keys are): the sandbox hides paths,
@@ -188,9 +192,12 @@ func (s Spec) Hidden(extra ...string) []string {
 				out = append(out, p)
 			}
 		}
-		if s.Home != "" && s.Home != "/" {
+		for _, home := range slices.Compact([]string{s.Home, s.AccountHome}) {
+			if home == "" || home == "/" {
+				continue
+			}
 			for _, h := range sensitiveHome {
-				out = append(out, filepath.Join(s.Home, h))
+				out = append(out, filepath.Join(home, h))
 			}
 		}
 	}

@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 
@@ -41,6 +41,10 @@ type envConfig struct {
 	GitHubActions bool   `env:"GITHUB_ACTIONS"`
 	CI            string `env:"CI"`
 	UserHome      string `env:"HOME"`
+	// AccountHome is the home of the account agentrun runs as, from the password
+	// database: UserHome where $HOME is unset (as a login would set it), and a home
+	// whose credential stores the sandbox hides whatever $HOME says.
+	AccountHome string
 }
 
 // config reads the injected environment.
@@ -50,14 +54,24 @@ func (a *App) config() (envConfig, error) {
 	if err := env.ParseWithOptions(&c, env.Options{Environment: vars}); err != nil {
 		return c, envProblem(err, vars)
 	}
+	c.AccountHome = accountHome()
+	if c.UserHome == "" {
+		c.UserHome = c.AccountHome
+	}
 	if c.Home == "" {
-		home := c.UserHome
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		c.Home = filepath.Join(home, ".agentrun")
+		c.Home = filepath.Join(c.UserHome, ".agentrun")
 	}
 	return c, nil
+}
+
+// accountHome is the home directory of the account agentrun runs as in the password
+// database, "" where it has none (a container's uid without an entry).
+func accountHome() string {
+	u, err := user.Current()
+	if err != nil || !filepath.IsAbs(u.HomeDir) {
+		return ""
+	}
+	return filepath.Clean(u.HomeDir)
 }
 
 // inCI reports whether agentrun runs in CI: $CI set to anything but "false", or
@@ -86,18 +100,24 @@ func (c envConfig) keys() []string {
 	return out
 }
 
-// toolEnviron is the environment handed to tool processes: ours without API keys.
-func (a *App) toolEnviron() []string {
-	out := make([]string, 0, len(a.Env))
+// toolEnviron is the environment handed to tool processes: ours without API keys, and
+// with HOME=home where ours has none.
+func (a *App) toolEnviron(home string) []string {
+	out := make([]string, 0, len(a.Env)+1)
+	hasHome := false
 	for _, kv := range a.Env {
 		name, _, _ := strings.Cut(kv, "=")
 		secret := false
 		for _, s := range secretEnv {
 			secret = secret || name == s
 		}
+		hasHome = hasHome || name == "HOME"
 		if !secret {
 			out = append(out, kv)
 		}
+	}
+	if !hasHome && home != "" {
+		out = append(out, "HOME="+home)
 	}
 	return out
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os/user"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,4 +25,23 @@ func TestCompactionFromEnvironment(t *testing.T) {
 	bad := &App{Env: []string{"AGENTRUN_DP_BETA=lots"}}
 	_, err = bad.config()
 	assert.Error(t, err, "a malformed parameter is a usage error")
+}
+
+// TestToolsHomeWithoutHOME runs exec with no HOME in agentrun's environment, as a system
+// service or `env -i` starts it: the tools get the account's home as HOME, as a login
+// would set it (they had none, and `go test` found no build cache).
+func TestToolsHomeWithoutHOME(t *testing.T) {
+	t.Parallel()
+	u, err := user.Current()
+	require.NoError(t, err)
+	dir, env, script := execSetup(t, "steps:\n  - tool_calls: [{name: Bash, input: {command: 'echo HOME=$HOME'}}]\n  - text: Done.\n")
+	var noHome []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "HOME=") {
+			noHome = append(noHome, kv)
+		}
+	}
+	o := agentrun(t, invocation{args: []string{"exec", "--script", script, "Go."}, env: noHome, dir: dir})
+	require.Zero(t, o.code, o.stderr)
+	assert.Contains(t, o.stdout, "HOME="+filepath.Clean(u.HomeDir)+"\n")
 }

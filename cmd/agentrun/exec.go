@@ -178,8 +178,8 @@ func (a *App) cmdExec(ctx context.Context, args []string) error {
 	defer reaping.close()
 	r := runner.New(runner.Options{
 		Log: log, Providers: provs, Resolve: provs.Resolve, Secrets: cfg.keys(), LookupEnv: a.lookupEnv,
-		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
-		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
+		Environ: reaping.environ(a.toolEnviron(cfg.UserHome)), Groups: reaping.groups(),
+		Home: cfg.UserHome, AccountHome: cfg.AccountHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
 	})
 	stdout := func() (sink.Sink, error) { return a.formatSink(outFormat) }
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

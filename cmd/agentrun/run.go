@@ -151,8 +151,8 @@ func (a *App) cmdRun(ctx context.Context, args []string) error {
 		Format: outFormat, Stdout: disp.stdout, Progress: disp.progress, Status: disp.status, Color: disp.color,
 		StdoutShared: disp.shared, StdoutColor: disp.stdoutColor,
 		Log: log, Providers: provs, Throttled: provs.Throttled, Paced: provs.Paced, Secrets: secrets, LookupEnv: a.lookupEnv,
-		Environ: reaping.environ(a.toolEnviron()), Groups: reaping.groups(),
-		Home: cfg.UserHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
+		Environ: reaping.environ(a.toolEnviron(cfg.UserHome)), Groups: reaping.groups(),
+		Home: cfg.UserHome, AccountHome: cfg.AccountHome, InstructionHome: cfg.Home, Version: version(), Compaction: cfg.Compact.config(0),
 		Warnings: warnings,
 	}
 	if tel != nil {

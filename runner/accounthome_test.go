@@ -1,0 +1,62 @@
+package runner_test
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/runner"
+	"github.com/agentrun/agentrun/sandbox"
+)
+
+// TestAccountHomesStoresAreHidden: where $HOME is not the home of the account agentrun
+// runs as (unset, as a system service or `env -i` starts it, or a folder of the CI
+// system's, as a container job sets it), the credential stores in the account's home
+// are hidden as those in $HOME are, at both levels: the tools read neither the cloud
+// credentials' bytes nor the exports of the shell's startup file. (They read both.)
+func TestAccountHomesStoresAreHidden(t *testing.T) {
+	t.Parallel()
+	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
+		// The account's home is where homes are, and open to all, as many are (a root
+		// runner hides root-only folders whole; the sandbox shows /home, not /tmp).
+		account, err := os.MkdirTemp("/home", "agentrun-account-")
+		if err != nil {
+			t.Skipf("no folder of its own in /home: %v", err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(account) })
+		require.NoError(t, os.Chmod(account, 0o755))
+		elsewhere, ws := filepath.Join(dir, "ci-home"), filepath.Join(dir, "ws")
+		for _, d := range []string{filepath.Join(account, ".aws"), elsewhere, ws} {
+			require.NoError(t, os.MkdirAll(d, 0o755))
+		}
+		creds, rc := filepath.Join(account, ".aws", "credentials"), filepath.Join(account, ".bashrc")
+		require.NoError(t, os.WriteFile(creds, []byte("aws_secret_access_key = ACCOUNT-SECRET\n"), 0o644))
+		require.NoError(t, os.WriteFile(rc, []byte("export TOKEN=BASHRC-SECRET\n"), 0o644))
+		// The paths reach the shell encoded, past the bash policy's reading of the
+		// command: the kernel's rules are what this checks.
+		cmd := fmt.Sprintf("for p in %s %s; do cat $(echo $p | base64 -d); done; echo done",
+			base64.StdEncoding.EncodeToString([]byte(creds)), base64.StdEncoding.EncodeToString([]byte(rc)))
+		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
+		out := filepath.Join(dir, "out")
+		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: shared}}\njobs:\n  - {id: agent, model: agent, prompt: Go.}\n", level, ws)
+		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Home: elsewhere, AccountHome: account,
+			Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + elsewhere}}).Run(context.Background(), writeSpec(t, dir, spec))
+		require.NoError(t, err)
+		require.Len(t, sum.Sessions, 1)
+		results := toolResults(t, out, "agent")
+		require.Len(t, results, 1)
+		require.Contains(t, results[0].Content, "done", "at level %s", level)
+		t.Logf("%s: %s", level, results[0].Content)
+		assert.NotContains(t, results[0].Content, "ACCOUNT-SECRET", "LEAK at level %s", level)
+		assert.NotContains(t, results[0].Content, "BASHRC-SECRET", "LEAK at level %s", level)
+		stream, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "agent", runner.StreamFile))
+		require.NoError(t, err)
+		assert.NotContains(t, string(stream), "SECRET", "at level %s", level)
+	})
+}
