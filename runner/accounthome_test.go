@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,7 +20,8 @@ import (
 // runs as (unset, as a system service or `env -i` starts it, or a folder of the CI
 // system's, as a container job sets it), the credential stores in the account's home
 // are hidden as those in $HOME are, at both levels: the tools read neither the cloud
-// credentials' bytes nor the exports of the shell's startup file. (They read both.)
+// credentials' bytes, nor the exports of the shell's startup file, nor the token of its
+// git config. (They read all three.)
 func TestAccountHomesStoresAreHidden(t *testing.T) {
 	t.Parallel()
 	confinedLevels(t, func(t *testing.T, level sandbox.Level, dir string) {
@@ -35,13 +37,17 @@ func TestAccountHomesStoresAreHidden(t *testing.T) {
 		for _, d := range []string{filepath.Join(account, ".aws"), elsewhere, ws} {
 			require.NoError(t, os.MkdirAll(d, 0o755))
 		}
-		creds, rc := filepath.Join(account, ".aws", "credentials"), filepath.Join(account, ".bashrc")
+		creds, rc, gitconfig := filepath.Join(account, ".aws", "credentials"), filepath.Join(account, ".bashrc"), filepath.Join(account, ".gitconfig")
 		require.NoError(t, os.WriteFile(creds, []byte("aws_secret_access_key = ACCOUNT-SECRET\n"), 0o644))
 		require.NoError(t, os.WriteFile(rc, []byte("export TOKEN=BASHRC-SECRET\n"), 0o644))
+		require.NoError(t, os.WriteFile(gitconfig, []byte("[url \"https://x-access-token:GITCONFIG-SECRET@github.com/\"]\n\tinsteadOf = https://github.com/\n"), 0o644))
 		// The paths reach the shell encoded, past the bash policy's reading of the
 		// command: the kernel's rules are what this checks.
-		cmd := fmt.Sprintf("for p in %s %s; do cat $(echo $p | base64 -d); done; echo done",
-			base64.StdEncoding.EncodeToString([]byte(creds)), base64.StdEncoding.EncodeToString([]byte(rc)))
+		var encoded []string
+		for _, p := range []string{creds, rc, gitconfig} {
+			encoded = append(encoded, base64.StdEncoding.EncodeToString([]byte(p)))
+		}
+		cmd := fmt.Sprintf("for p in %s; do cat $(echo $p | base64 -d); done; echo done", strings.Join(encoded, " "))
 		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
 		out := filepath.Join(dir, "out")
 		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: shared}}\njobs:\n  - {id: agent, model: agent, prompt: Go.}\n", level, ws)
@@ -52,11 +58,11 @@ func TestAccountHomesStoresAreHidden(t *testing.T) {
 		results := toolResults(t, out, "agent")
 		require.Len(t, results, 1)
 		require.Contains(t, results[0].Content, "done", "at level %s", level)
-		t.Logf("%s: %s", level, results[0].Content)
 		assert.NotContains(t, results[0].Content, "ACCOUNT-SECRET", "LEAK at level %s", level)
 		assert.NotContains(t, results[0].Content, "BASHRC-SECRET", "LEAK at level %s", level)
+		assert.NotContains(t, results[0].Content, "GITCONFIG-SECRET", "LEAK at level %s", level)
 		stream, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "agent", runner.StreamFile))
 		require.NoError(t, err)
-		assert.NotContains(t, string(stream), "SECRET", "at level %s", level)
+		assert.False(t, strings.Contains(string(stream), "SECRET"), "a secret in stream.jsonl at level %s", level)
 	})
 }

@@ -290,8 +290,10 @@ type userGit struct {
 // its place, made by git as a copy of the checkout's is (cleanConfig), so that their
 // name, email, aliases, settings and safe.directory stay: GIT_CONFIG_GLOBAL names one
 // file for both global configs, which the copy joins in git's order. (Under Landlock a
-// config it may not read stops git, which finds it readable by access(2).)
-func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (userGit, error) {
+// config it may not read stops git, which finds it readable by access(2).) The global
+// configs in account, the account's home where it is not home, which the tools' git does
+// not read, are hidden where they hold credentials, and not copied.
+func (g gitBin) scanUser(ctx context.Context, home, account string, environ []string) (userGit, error) {
 	xdg := filepath.Join(home, ".config") // no home: /.config, which is no one's
 	for _, kv := range environ {
 		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok && filepath.IsAbs(v) {
@@ -328,6 +330,22 @@ func (g gitBin) scanUser(ctx context.Context, home string, environ []string) (us
 	}
 	for override := range held {
 		u.clean[override] = copies[override]
+	}
+	if account != "" && account != home {
+		for _, f := range []string{filepath.Join(account, ".config", "git", "config"), filepath.Join(account, ".gitconfig")} {
+			s := newConfigScan(g, account)
+			_, creds, err := s.file(ctx, f)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				continue
+			case err != nil:
+				return userGit{}, fmt.Errorf("git config %s: %w", f, err)
+			}
+			u.hide = append(u.hide, s.included...)
+			if len(creds) > 0 {
+				u.hide = append(u.hide, f)
+			}
+		}
 	}
 	slices.Sort(u.hide)
 	u.hide = slices.Compact(u.hide)

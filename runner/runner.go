@@ -413,7 +413,7 @@ func (r *Runner) newRunState(spec *jobs.Spec, plan *Plan, runLog io.Writer, sess
 		return ciState(r.opts.Environ, absOr(exe), os.Getpid())
 	})
 	st.userGit = sync.OnceValues(func() (userGit, error) {
-		u, err := st.git.scanUser(context.Background(), r.opts.Home, r.opts.Environ)
+		u, err := st.git.scanUser(context.Background(), r.opts.Home, r.opts.AccountHome, r.opts.Environ)
 		if err != nil || len(u.clean) == 0 {
 			return u, err
 		}
