@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentrun/agentrun/fuzzguard"
+	"github.com/agentrun/agentrun/testbuild"
 )
 
 // TestRunnerInstall starts a shell named bin/Runner.Worker (bin/Agent.Worker), as
@@ -68,7 +69,7 @@ func startAncestor(t *testing.T, exe, dir string) int {
 	sh, err := os.ReadFile("/bin/sh")
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(exe), 0o755))
-	require.NoError(t, os.WriteFile(exe, sh, 0o755))
+	testbuild.WriteExecutable(t, exe, sh)
 	cmd := exec.Command(exe, "-c", "sleep 60 & echo $!; wait")
 	cmd.Dir = dir
 	stdout, err := cmd.StdoutPipe()

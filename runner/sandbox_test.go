@@ -25,6 +25,7 @@ import (
 	"github.com/agentrun/agentrun/protocol"
 	"github.com/agentrun/agentrun/runner"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/testbuild"
 	"github.com/agentrun/agentrun/worker/workertest"
 )
 
@@ -115,7 +116,7 @@ func TestRunEndsWhenTheSandboxFails(t *testing.T) {
 	frame := filepath.Join(dir, "fail.frame")
 	require.NoError(t, os.WriteFile(frame, protocol.AppendFrame(nil, "FAIL", "landlock: the kernel refused the ruleset"), 0o644))
 	bin := filepath.Join(dir, "failing-worker")
-	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n/usr/bin/head -c 1 <&3 >/dev/null\n/usr/bin/cat "+frame+" >&4\n"), 0o755))
+	testbuild.WriteExecutable(t, bin, []byte("#!/bin/sh\n/usr/bin/head -c 1 <&3 >/dev/null\n/usr/bin/cat "+frame+" >&4\n"))
 	spec := writeSpec(t, dir, `version: 1
 defaults: {model: success, sandbox: {level: landlock}}
 jobs:
@@ -449,7 +450,7 @@ func TestToolsCannotReplaceTheWorker(t *testing.T) {
 		bin := filepath.Join(tools, "agentrun-worker")
 		orig, err := os.ReadFile(workertest.Bin(t))
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(bin, orig, 0o755))
+		testbuild.WriteExecutable(t, bin, orig)
 		scripts := scriptsWith(t, "replace", `steps:
   - tool_calls: [{name: Bash, input: {command: "rm -f `+bin+`; printf '#!/bin/sh\\ntouch `+dir+`/escaped\\n' > `+bin+`; chmod +x `+bin+`; ls -l `+bin+`"}}]
   - text: "Replaced."

@@ -1,7 +1,9 @@
 // Package testbuild builds the executables that tests run, when a test first asks for
 // them, into a folder of the user's cache that is kept between runs for each package
 // folder, so that the go command relinks them only when their code has changed; the
-// folders of checkouts that are gone, or unused for 30 days, are removed.
+// folders of checkouts that are gone, or unused for 30 days, are removed; and it writes
+// those a test makes itself (WriteExecutable) so that running them never meets
+// "text file busy".
 package testbuild
 
 import (
@@ -225,4 +227,19 @@ func run(cmds []*exec.Cmd) error {
 		}
 	}
 	return nil
+}
+
+// WriteExecutable writes an executable file that the test then runs. It holds
+// syscall.ForkLock for reading while the file is open, as the os package does for the
+// descriptors it opens, so that no child forked meanwhile by another test of the binary
+// holds the file open for writing until it execs: then the run fails with "text file
+// busy" (ETXTBSY), as it did for parallel tests that start processes.
+func WriteExecutable(tb testing.TB, path string, content []byte) {
+	tb.Helper()
+	syscall.ForkLock.RLock()
+	err := os.WriteFile(path, content, 0o755)
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		tb.Fatal(err)
+	}
 }
