@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentrun/agentrun/mcpclient/mcptest"
 	"github.com/agentrun/agentrun/sandbox"
+	"github.com/agentrun/agentrun/testbuild"
 	"github.com/agentrun/agentrun/testexit"
 	"github.com/agentrun/agentrun/worker"
 )
@@ -88,7 +89,7 @@ func serverBinary(t *testing.T, ws string) string {
 	if err := os.Link(os.Args[0], dst); err != nil {
 		b, err := os.ReadFile(os.Args[0])
 		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(dst, b, 0o755))
+		testbuild.WriteExecutable(t, dst, b)
 	}
 	return "./line-server"
 }
