@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentrun/agentrun/testbuild"
 )
 
 // releaseArchive is a GoReleaser-shaped archive holding an executable named agentrun
@@ -66,7 +67,7 @@ func TestActionFindsTheBinary(t *testing.T) {
 	}))
 	defer srv.Close()
 	own := filepath.Join(t.TempDir(), "my-agentrun")
-	require.NoError(t, os.WriteFile(own, []byte("#!/bin/sh\necho own-binary\n"), 0o755))
+	testbuild.WriteExecutable(t, own, []byte("#!/bin/sh\necho own-binary\n"))
 
 	tests := map[string]struct {
 		ref, binary string
