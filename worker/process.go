@@ -323,21 +323,31 @@ func (p *process) exitError(err error) error {
 	return errors.New(msg)
 }
 
-// tailBuffer keeps the last max bytes written to it. It is safe for concurrent use.
+// tailBuffer keeps the first and the last of what is written to it, max bytes in all:
+// a quarter from the start, where a process says why it stops ("fatal error: …" before
+// a goroutine dump), and the rest from the end. It is safe for concurrent use.
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu      sync.Mutex
+	max     int
+	head, b []byte
+	dropped int // bytes between head and b that were left out
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
+	n := len(p)
+	if room := t.max/4 - len(t.head); room > 0 {
+		take := min(room, len(p))
+		t.head = append(t.head, p[:take]...)
+		p = p[take:]
 	}
-	return len(p), nil
+	t.b = append(t.b, p...)
+	if keep := t.max - t.max/4; len(t.b) > keep {
+		t.dropped += len(t.b) - keep
+		t.b = t.b[len(t.b)-keep:]
+	}
+	return n, nil
 }
 
 // ReadFrom copies r into the buffer until r ends, through a buffer of 1 KiB: the
@@ -364,5 +374,8 @@ func (t *tailBuffer) ReadFrom(r io.Reader) (int64, error) {
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.b)
+	if t.dropped == 0 {
+		return string(t.head) + string(t.b)
+	}
+	return fmt.Sprintf("%s\n[... %d bytes left out ...]\n%s", t.head, t.dropped, t.b)
 }
