@@ -310,17 +310,14 @@ func (g gitBin) scanUser(ctx context.Context, home, account string, environ []st
 	held := map[string]bool{}     // the variables one of whose files holds credentials
 	for _, fo := range files {
 		f, override := fo[0], fo[1]
-		s := newConfigScan(g, home)
-		b, creds, err := s.file(ctx, f)
+		s, b, creds, err := u.scan(ctx, g, home, f)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue
 		case err != nil:
-			return userGit{}, fmt.Errorf("git config %s: %w", f, err)
+			return userGit{}, err
 		}
-		u.hide = append(u.hide, s.included...)
 		if len(creds) > 0 {
-			u.hide = append(u.hide, f)
 			if b, err = g.cleanConfig(ctx, b, s.entries[f], creds); err != nil {
 				return userGit{}, fmt.Errorf("take the credentials out of %s: %w", f, err)
 			}
@@ -333,23 +330,33 @@ func (g gitBin) scanUser(ctx context.Context, home, account string, environ []st
 	}
 	if account != "" && account != home {
 		for _, f := range []string{filepath.Join(account, ".config", "git", "config"), filepath.Join(account, ".gitconfig")} {
-			s := newConfigScan(g, account)
-			_, creds, err := s.file(ctx, f)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				continue
-			case err != nil:
-				return userGit{}, fmt.Errorf("git config %s: %w", f, err)
-			}
-			u.hide = append(u.hide, s.included...)
-			if len(creds) > 0 {
-				u.hide = append(u.hide, f)
+			if _, _, _, err := u.scan(ctx, g, account, f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return userGit{}, err
 			}
 		}
 	}
 	slices.Sort(u.hide)
 	u.hide = slices.Compact(u.hide)
 	return u, nil
+}
+
+// scan reads git config f of home and adds to what u hides the files it includes that
+// hold credentials, and f itself where it holds some; it returns the scan, f's content
+// and its credentials (fs.ErrNotExist where f is not there).
+func (u *userGit) scan(ctx context.Context, g gitBin, home, f string) (*configScan, []byte, []configEntry, error) {
+	s := newConfigScan(g, home)
+	b, creds, err := s.file(ctx, f)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, nil, err
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("git config %s: %w", f, err)
+	}
+	u.hide = append(u.hide, s.included...)
+	if len(creds) > 0 {
+		u.hide = append(u.hide, f)
+	}
+	return s, b, creds, nil
 }
 
 // written writes the clean copies into folder dir, which the tools cannot otherwise
