@@ -8,3 +8,7 @@ package worker
 // processor would only add threads, memory and scheduling per session: with one, a
 // strict worker costs a quarter less CPU and PSS (BenchmarkManySessions).
 var workerEnv = []string{"GOMAXPROCS=1"}
+
+// spareThreads is how many idle OS threads the worker keeps at hand beyond those it
+// has started by the time it serves (reserveThreads).
+const spareThreads = 4

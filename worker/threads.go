@@ -5,10 +5,6 @@ import (
 	"sync"
 )
 
-// spareThreads is how many idle OS threads the worker keeps at hand beyond those it
-// has started by the time it serves.
-const spareThreads = 4
-
 // reserveThreads makes the Go runtime start n more OS threads now and keep them idle.
 // The worker shares its session's pids limit with the tools' processes, and the runtime
 // aborts the process when it cannot start a thread it needs (a goroutine blocked in a
