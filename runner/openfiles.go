@@ -57,12 +57,12 @@ func checkOpenFiles(running int) error {
 	if l.soft >= need {
 		return nil
 	}
-	lower := "and no concurrency fits this limit"
-	if l.soft >= filesPerRun+filesPerSession {
-		lower = fmt.Sprintf("or lower concurrency to %d", (l.soft-filesPerRun)/filesPerSession)
+	fit := 0
+	if l.soft > filesPerRun {
+		fit = int((l.soft - filesPerRun) / filesPerSession)
 	}
 	return fmt.Errorf("%w: RLIMIT_NOFILE is %d (hard limit %d), and %d sessions at once need about %d "+
 		"(%d each, %d for the run): raise the hard limit (ulimit -Hn %d as root, LimitNOFILE=%d in a systemd unit, "+
 		"docker run --ulimit nofile=%d) %s",
-		ErrOpenFiles, l.soft, l.hard, running, need, filesPerSession, filesPerRun, need, need, need, lower)
+		ErrOpenFiles, l.soft, l.hard, running, need, filesPerSession, filesPerRun, need, need, need, lowerConcurrency(fit, "this limit"))
 }

@@ -70,12 +70,17 @@ func tasksFit(running int, limits []taskLimit) error {
 	if len(short) == 0 {
 		return nil
 	}
-	lower := "and no concurrency fits them"
-	if fit > 0 {
-		lower = fmt.Sprintf("or lower concurrency to %d", fit)
-	}
 	return fmt.Errorf("%w: %d sessions at once need about %d tasks (%d each for its worker and tools, %d for the run), "+
-		"and %s; %s", ErrTasks, running, need, tasksPerSession, tasksPerRun, strings.Join(short, "; "), lower)
+		"and %s; %s", ErrTasks, running, need, tasksPerSession, tasksPerRun, strings.Join(short, "; "), lowerConcurrency(fit, "them"))
+}
+
+// lowerConcurrency ends the refusal of a run whose limits hold fit sessions at once:
+// the concurrency to lower to, or that none fits what limits names.
+func lowerConcurrency(fit int, limits string) string {
+	if fit > 0 {
+		return fmt.Sprintf("or lower concurrency to %d", fit)
+	}
+	return "and no concurrency fits " + limits
 }
 
 // taskLimits are the limits on the tasks this process may start, each with what it

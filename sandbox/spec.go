@@ -178,11 +178,12 @@ var sensitiveHome = []string{
 }
 
 // Hidden returns the host paths the sandbox masks: machine credentials and the
-// credential stores in the home directories ($HOME's and the account's), plus extra (the runner's own state, such as
-// its output and home directories). Each is there also as the host resolves it, where
-// a symbolic link is on its way ($HOME a link, as /home is to /var/home on Fedora's
-// atomic desktops, or ~/.ssh a link to where the keys are): the sandbox hides paths,
-// and the tools may take either way. It must run on the host.
+// credential stores in the home directories ($HOME's and the account's), plus extra
+// (the runner's own state, such as its output and home directories). Each is there
+// also as the host resolves it, where a symbolic link is on its way ($HOME a link, as
+// /home is to /var/home on Fedora's atomic desktops, or ~/.ssh a link to where the keys
+// are): the sandbox hides paths, and the tools may take either way. It must run on the
+// host.
 func (s Spec) Hidden(extra ...string) []string {
 	var out []string
 	if !s.Mode.System.Has(PermRead) {
