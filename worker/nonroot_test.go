@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agentrun/agentrun/agent/tools"
 	"github.com/agentrun/agentrun/sandbox"
 	"github.com/agentrun/agentrun/worker"
 )
@@ -32,17 +33,8 @@ func nonRootScenario() int {
 // 0467, whose workspace and home are ws, prints the result and returns the exit code
 // of a scenario: 1 when the call failed.
 func oneBashCall(level sandbox.Level, ws, command string) int {
-	m, _ := sandbox.ParseMode("0467")
-	spec := sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: ws}
-	if level == sandbox.LevelLandlock {
-		spec.TempDir = filepath.Join(ws, "tmp")
-		_ = os.Mkdir(spec.TempDir, 0o755) // the call fails if it is missing
-	}
-	cfg := worker.Config{Spec: spec, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute}
-	cfg.Hidden = spec.Hidden()
-	c := worker.New(cfg, os.Args[0], nil)
-	in, _ := json.Marshal(map[string]string{"command": command})
-	r := c.RunTool(context.Background(), "Bash", in)
+	c := scenarioClient(level, ws)
+	r := scenarioBash(c, command)
 	if err := c.Close(); err != nil {
 		fmt.Println("close:", err)
 	}
@@ -51,6 +43,26 @@ func oneBashCall(level sandbox.Level, ws, command string) int {
 		return 1
 	}
 	return 0
+}
+
+// scenarioClient is the client of a scenario's worker at level, under bash_mode 0467,
+// whose workspace and home are ws, started from this test binary.
+func scenarioClient(level sandbox.Level, ws string) *worker.Client {
+	m, _ := sandbox.ParseMode("0467")
+	spec := sandbox.Spec{Level: level, Mode: m, Workspace: ws, Home: ws}
+	if level == sandbox.LevelLandlock {
+		spec.TempDir = filepath.Join(ws, "tmp")
+		_ = os.Mkdir(spec.TempDir, 0o755) // the call fails if it is missing
+	}
+	cfg := worker.Config{Spec: spec, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute}
+	cfg.Hidden = spec.Hidden()
+	return worker.New(cfg, os.Args[0], nil)
+}
+
+// scenarioBash runs command through c's Bash tool.
+func scenarioBash(c *worker.Client, command string) tools.Result {
+	in, _ := json.Marshal(map[string]string{"command": command})
+	return c.RunTool(context.Background(), "Bash", in)
 }
 
 // TestNonRootStrict runs a strict sandbox as an unprivileged user (as root, the test

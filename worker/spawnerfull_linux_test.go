@@ -1,15 +1,12 @@
 package worker_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,18 +32,12 @@ func spawnerFullScenario() int {
 	sp := worker.NewSpawner()
 	defer func() { _ = sp.Close() }()
 	client := func() *worker.Client {
-		m, _ := sandbox.ParseMode("0467")
-		cfg := worker.Config{Spec: sandbox.Spec{Level: sandbox.LevelStrict, Mode: m, Workspace: ws, Home: ws},
-			Env: []string{"PATH=/usr/bin:/bin", "HOME=" + ws}, BashMode: "0467", Timeout: time.Minute, IdleExit: time.Hour}
-		cfg.Hidden = cfg.Spec.Hidden()
-		c := worker.New(cfg, os.Args[0], nil)
+		c := scenarioClient(sandbox.LevelStrict, ws)
 		c.SetSpawner(sp)
 		return c
 	}
 	run := func(c *worker.Client, command string) string {
-		in, _ := json.Marshal(map[string]string{"command": command})
-		r := c.RunTool(context.Background(), "Bash", in)
-		return strings.TrimSpace(r.Content)
+		return strings.TrimSpace(scenarioBash(c, command).Content)
 	}
 	first, second := client(), client()
 	defer func() { _, _ = first.Close(), second.Close() }()
