@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -48,19 +47,11 @@ func TestAccountHomesStoresAreHidden(t *testing.T) {
 			encoded = append(encoded, base64.StdEncoding.EncodeToString([]byte(p)))
 		}
 		cmd := fmt.Sprintf("for p in %s; do cat $(echo $p | base64 -d); done; echo done", strings.Join(encoded, " "))
-		scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
-		out := filepath.Join(dir, "out")
-		spec := fmt.Sprintf("version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, sandbox: {level: %s}, workspace: {dir: %q, mode: shared}}\njobs:\n  - {id: agent, model: agent, prompt: Go.}\n", level, ws)
-		sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Home: elsewhere, AccountHome: account,
-			Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + elsewhere}}).Run(context.Background(), writeSpec(t, dir, spec))
-		require.NoError(t, err)
-		require.Len(t, sum.Sessions, 1)
-		results := toolResults(t, out, "agent")
-		require.Len(t, results, 1)
-		require.Contains(t, results[0].Content, "done", "at level %s", level)
-		assert.NotContains(t, results[0].Content, "ACCOUNT-SECRET", "LEAK at level %s", level)
-		assert.NotContains(t, results[0].Content, "BASHRC-SECRET", "LEAK at level %s", level)
-		assert.NotContains(t, results[0].Content, "GITCONFIG-SECRET", "LEAK at level %s", level)
+		_, out, output := runBashWith(t, dir, fmt.Sprintf("sandbox: {level: %s}, workspace: {dir: %q, mode: shared}", level, ws), cmd,
+			runner.Options{Home: elsewhere, AccountHome: account, Environ: []string{"PATH=/usr/bin:/bin", "HOME=" + elsewhere}})
+		assert.NotContains(t, output, "ACCOUNT-SECRET", "LEAK at level %s", level)
+		assert.NotContains(t, output, "BASHRC-SECRET", "LEAK at level %s", level)
+		assert.NotContains(t, output, "GITCONFIG-SECRET", "LEAK at level %s", level)
 		stream, err := os.ReadFile(filepath.Join(out, runner.SessionsDir, "agent", runner.StreamFile))
 		require.NoError(t, err)
 		assert.False(t, strings.Contains(string(stream), "SECRET"), "a secret in stream.jsonl at level %s", level)

@@ -213,11 +213,18 @@ func TestWorktreeChecksOutTheSubmodules(t *testing.T) {
 // must have run to the end (its last command echoes done).
 func runBash(t *testing.T, dir, settings, cmd string) (*runner.Summary, string, string) {
 	t.Helper()
+	return runBashWith(t, dir, settings, cmd, runner.Options{Environ: os.Environ()})
+}
+
+// runBashWith is runBash with the runner's options opts, less its output folder and
+// providers, which it sets.
+func runBashWith(t *testing.T, dir, settings, cmd string, opts runner.Options) (*runner.Summary, string, string) {
+	t.Helper()
 	scripts := scriptsWith(t, "agent", fmt.Sprintf("steps:\n  - tool_calls: [{name: Bash, input: {command: %q}}]\n  - text: \"Done.\"\n", cmd))
 	out := filepath.Join(dir, "out")
 	spec := "version: 1\ndefaults: {tools: [Bash], env: {PATH: /usr/bin:/bin}, " + settings + "}\njobs:\n  - {id: agent, model: agent, prompt: Go.}\n"
-	sum, err := newRunner(t, runner.Options{Out: out, Providers: newInProcess(scripts), Environ: os.Environ()}).
-		Run(context.Background(), writeSpec(t, dir, spec))
+	opts.Out, opts.Providers = out, newInProcess(scripts)
+	sum, err := newRunner(t, opts).Run(context.Background(), writeSpec(t, dir, spec))
 	require.NoError(t, err)
 	require.Len(t, sum.Sessions, 1)
 	results := toolResults(t, out, "agent")
