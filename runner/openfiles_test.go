@@ -102,14 +102,18 @@ func TestOpenFilesChild(t *testing.T) {
 	}
 	dir := t.TempDir()
 	n, job := 100, `{id: many, model: answer, repeat: 100, prompt: Say so., sandbox: {level: "off"}}`
+	var providers runner.Providers = newInProcess(loadScripts(t))
 	if mode == "workers" {
 		// Each session holds its worker until all have one: the most open at once.
 		n, job = workerSessions, fmt.Sprintf(`{id: many, model: barrier, repeat: %d, prompt: Wait., tools: [Bash],
       sandbox: {level: strict}, workspace: {dir: ., mode: shared}}`, workerSessions)
 		require.NoError(t, os.Mkdir(filepath.Join(dir, "arrived"), 0o755))
+		// The model over loopback HTTP, as the many-sessions benchmark serves it: each
+		// session holds a connection, and the server's end of it is open here too.
+		providers = newOverHTTP(t, scriptsWith(t, "barrier", barrierScript))
 	}
 	spec := writeSpec(t, dir, fmt.Sprintf("version: 1\nconcurrency: %d\njobs:\n  - %s\n", n, job))
-	sum := runAndReport(t, dir, spec, runner.ErrOpenFiles)
+	sum := runAndReport(t, dir, spec, providers, runner.ErrOpenFiles)
 	if sum == nil {
 		return
 	}
@@ -117,19 +121,12 @@ func TestOpenFilesChild(t *testing.T) {
 	assert.Equal(t, n, sum.Totals.Passed, "%s%s", strings.TrimSpace(sum.Text()), failures(sum))
 }
 
-// runAndReport runs spec with the in-process model into dir/out, for a child process
-// whose parent reads its output: a refusal, which must be refused, is printed with
-// whether it wrote nothing (nil is returned); a run, with how many sessions ran and
-// passed.
-func runAndReport(t *testing.T, dir string, spec *jobs.Spec, refused error) *runner.Summary {
+// runAndReport runs spec with providers into dir/out, for a child process whose parent
+// reads its output: a refusal, which must be refused, is printed with whether it wrote
+// nothing (nil is returned); a run, with how many sessions ran and passed.
+func runAndReport(t *testing.T, dir string, spec *jobs.Spec, providers runner.Providers, refused error) *runner.Summary {
 	t.Helper()
 	out := filepath.Join(dir, "out")
-	var providers runner.Providers = newInProcess(loadScripts(t))
-	if os.Getenv(openFilesChild) == "workers" {
-		// The model over loopback HTTP, as the many-sessions benchmark serves it: each
-		// session holds a connection, and the server's end of it is open here too.
-		providers = newOverHTTP(t, scriptsWith(t, "barrier", barrierScript))
-	}
 	sum, err := newRunner(t, runner.Options{Out: out, Providers: providers}).Run(context.Background(), spec)
 	if err != nil {
 		require.ErrorIs(t, err, refused)

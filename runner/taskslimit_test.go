@@ -86,7 +86,7 @@ defaults: {tools: [Write], workspace: {dir: ., mode: copy}}
 jobs:
   - {id: many, model: success, repeat: 40, prompt: Write the notes.}
 `)
-	if sum := runAndReport(t, dir, spec, runner.ErrTasks); sum != nil {
+	if sum := runAndReport(t, dir, spec, newInProcess(loadScripts(t)), runner.ErrTasks); sum != nil {
 		assert.Equal(t, 40, sum.Totals.Passed, strings.TrimSpace(sum.Text()))
 	}
 }
